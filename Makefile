@@ -1,0 +1,32 @@
+# dynalocal: `make run` serves on 127.0.0.1:$(PORT); `make test` runs the whole suite.
+PYTHON ?= python3
+VENV := .venv
+BIN := $(VENV)/bin
+PORT ?= 8000
+HOST ?= 127.0.0.1
+
+.PHONY: install run test bench clean
+
+$(BIN)/python:
+	$(PYTHON) -m venv $(VENV)
+	$(BIN)/python -m pip install --quiet --upgrade pip
+
+# The stamp makes `install` idempotent: it reruns only when pyproject.toml changes.
+$(VENV)/.installed: pyproject.toml | $(BIN)/python
+	$(BIN)/python -m pip install --quiet -e '.[test]'
+	touch $@
+
+install: $(VENV)/.installed
+
+run: install
+	$(BIN)/dynalocal --host $(HOST) --port $(PORT)
+
+test: install
+	$(BIN)/python -m pytest
+
+bench: install
+	$(BIN)/python bench/run.py
+
+clean:
+	rm -rf $(VENV) build *.egg-info .pytest_cache
+	find . -name __pycache__ -type d -prune -exec rm -rf {} +

@@ -1,0 +1,126 @@
+"""The ASGI application: DynamoDB's JSON protocol on POST /, health and admin routes beside it.
+
+POST / is served by a plain ASGI callable (no framework on the hot path); everything else
+goes to a small Starlette app. Handlers are synchronous and run on the event loop thread,
+one at a time, which makes every request atomic with respect to the others.
+"""
+from __future__ import annotations
+
+import logging
+
+import orjson
+from starlette.applications import Starlette
+from starlette.requests import Request
+from starlette.responses import JSONResponse, Response
+from starlette.routing import Route
+
+from ..errors import (DynamoError, InternalServerError, SerializationException,
+                      UnknownOperationException)
+from . import codec
+from .context import Context
+from .handlers import HANDLERS, KNOWN_OPERATIONS
+from .validation import validate
+
+log = logging.getLogger("dynalocal")
+
+MAX_BODY = 16 * 1024 * 1024
+TARGET_PREFIXES = ("DynamoDB_20120810.", "DynamoDB_20111205.")
+ACCEPTED_TYPES = (b"application/x-amz-json-1.0", b"application/x-amz-json-1.1", b"application/json")
+NOT_FOUND_BODY = b"<UnknownOperationException/>\n"
+HEALTH_BODY = b"healthy: dynamodb.us-east-1.amazonaws.com "
+
+
+def dispatch(ctx: Context, target: str | None, raw: bytes) -> tuple[int, bytes]:
+    """Decode, route, validate and run one request; return (status, body). Never raises."""
+    try:
+        body = orjson.loads(raw) if raw else None
+    except orjson.JSONDecodeError:
+        return _error(SerializationException())
+    operation = target[18:] if target and target.startswith(TARGET_PREFIXES) else None
+    if operation not in KNOWN_OPERATIONS:
+        return _error(UnknownOperationException())
+    handler = HANDLERS.get(operation)
+    try:
+        if not isinstance(body, dict):
+            raise SerializationException() if body is None else SerializationException(
+                "Start of list found where not expected" if isinstance(body, list) else "Unexpected value type in payload")
+        if handler is None:
+            raise UnknownOperationException(f"dynalocal does not implement {operation} yet")
+        validate(operation, body)
+        return 200, codec.encode(handler(ctx, body))
+    except DynamoError as err:
+        return _error(err)
+    except Exception:  # a bug: answer like DynamoDB's 500, keep serving
+        log.exception("internal error in %s", operation)
+        return _error(InternalServerError("Internal server error"))
+
+
+def _error(err: DynamoError) -> tuple[int, bytes]:
+    return err.status, codec.error_body(err)
+
+
+class DynamoApp:
+    """ASGI entry point."""
+
+    def __init__(self, ctx: Context | None = None) -> None:
+        self.ctx = ctx or Context()
+        self.admin = Starlette(routes=admin_routes(self.ctx))
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == "/":
+            await self._dynamo(scope, receive, send)
+        elif scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == "/":
+            await _send(send, 200, HEALTH_BODY, b"text/plain")
+        elif scope["type"] == "http" and not scope["path"].startswith("/_dynalocal/"):
+            await _send(send, 404, NOT_FOUND_BODY, b"text/plain")
+        else:
+            await self.admin(scope, receive, send)
+
+    async def _dynamo(self, scope, receive, send) -> None:
+        target = content_type = None
+        length = -1
+        for name, value in scope["headers"]:
+            if name == b"x-amz-target":
+                target = value.decode("latin-1")
+            elif name == b"content-type":
+                content_type = value.split(b";", 1)[0].strip().lower()
+            elif name == b"content-length":
+                length = int(value) if value.isdigit() else -1
+        if length > MAX_BODY:
+            await _send(send, 413, b"", b"text/plain")
+            return
+        chunks, total = [], 0
+        while True:
+            message = await receive()
+            chunk = message.get("body", b"")
+            total += len(chunk)
+            if total > MAX_BODY:
+                await _send(send, 413, b"", b"text/plain")
+                return
+            chunks.append(chunk)
+            if not message.get("more_body"):
+                break
+        raw = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        if raw and content_type not in ACCEPTED_TYPES:
+            await _send(send, 404, NOT_FOUND_BODY, b"text/plain")
+            return
+        status, body = dispatch(self.ctx, target, raw)
+        await _send(send, status, body)
+
+
+async def _send(send, status: int, body: bytes, content_type: bytes = codec.JSON_TYPE) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": codec.headers(body, content_type)})
+    await send({"type": "http.response.body", "body": body})
+
+
+def admin_routes(ctx: Context) -> list[Route]:
+    """dynalocal's own endpoints under /_dynalocal/."""
+
+    async def health(_: Request) -> Response:
+        return JSONResponse({"status": "ok", "tables": len(ctx.db.tables)})
+
+    return [Route("/_dynalocal/health", health)]
+
+
+def create_app(ctx: Context | None = None) -> DynamoApp:
+    return DynamoApp(ctx)

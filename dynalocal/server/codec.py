@@ -1,0 +1,38 @@
+"""Response framing: JSON bodies, x-amz-crc32, request ids, error bodies."""
+from __future__ import annotations
+
+import itertools
+import os
+import zlib
+
+import orjson
+
+from ..errors import DynamoError
+
+JSON_TYPE = b"application/x-amz-json-1.0"
+_ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
+# 40 random characters per process + a 12-digit counter = DynamoDB's 52-char [0-9A-Z] ids.
+_PREFIX = "".join(_ALPHABET[b % 36] for b in os.urandom(40))
+_COUNTER = itertools.count()
+
+
+def request_id() -> bytes:
+    return f"{_PREFIX}{next(_COUNTER) % 10**12:012d}".encode()
+
+
+def headers(body: bytes, content_type: bytes = JSON_TYPE) -> list[tuple[bytes, bytes]]:
+    """Response headers every answer carries; the CRC is of the exact body bytes sent."""
+    return [
+        (b"content-type", content_type),
+        (b"content-length", str(len(body)).encode()),
+        (b"x-amzn-requestid", request_id()),
+        (b"x-amz-crc32", str(zlib.crc32(body) & 0xFFFFFFFF).encode()),
+    ]
+
+
+def error_body(err: DynamoError) -> bytes:
+    return orjson.dumps(err.body())
+
+
+def encode(result: dict | bytes) -> bytes:
+    return result if isinstance(result, bytes) else orjson.dumps(result)

@@ -1,0 +1,24 @@
+"""What handlers share: the database, the server's settings and the clock."""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass, field
+from typing import Callable
+
+from ..storage.database import Database
+
+
+@dataclass
+class Settings:
+    host: str = "127.0.0.1"
+    port: int = 8000
+    throttling: str = "enforce"  # enforce | report | off
+    burst_seconds: float = 300.0
+    allow_reset: bool = True
+
+
+@dataclass
+class Context:
+    db: Database = field(default_factory=Database)
+    settings: Settings = field(default_factory=Settings)
+    clock: Callable[[], float] = time.monotonic  # injectable for deterministic tests

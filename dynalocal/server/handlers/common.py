@@ -1,0 +1,64 @@
+"""Helpers every operation handler shares: table lookup, expression compilation, capacity shape."""
+from __future__ import annotations
+
+from typing import Any
+
+from ...errors import ResourceNotFoundException, ValidationException
+from ...expressions import compile_request
+from ...storage.database import TableEntry
+from ..context import Context
+
+# Request members that mean the request carries expressions or their legacy equivalents.
+EXPRESSION_MEMBERS = frozenset((
+    "ConditionExpression", "FilterExpression", "KeyConditionExpression", "ProjectionExpression",
+    "UpdateExpression", "ExpressionAttributeNames", "ExpressionAttributeValues", "Expected",
+    "ConditionalOperator", "AttributeUpdates", "AttributesToGet", "KeyConditions", "QueryFilter",
+    "ScanFilter",
+))
+
+
+def table_name(name: str) -> str:
+    """Accept a table ARN where a name is expected, as DynamoDB does."""
+    if name.startswith("arn:"):
+        return name.rsplit("/", 1)[-1] if "/table/" not in name else name.split("/table/", 1)[1].split("/", 1)[0]
+    return name
+
+
+def data_table(ctx: Context, name: str) -> TableEntry:
+    """The table a data-plane request names; missing (or still creating) is ResourceNotFound."""
+    entry = ctx.db.tables.get(name) or ctx.db.tables.get(table_name(name))
+    if entry is None or entry.status == "CREATING":
+        raise ResourceNotFoundException("Requested resource not found")
+    return entry
+
+
+def control_table(ctx: Context, name: str) -> TableEntry:
+    entry = ctx.db.tables.get(name) or ctx.db.tables.get(table_name(name))
+    if entry is None:
+        raise ResourceNotFoundException(f"Requested resource not found: Table: {table_name(name)} not found")
+    return entry
+
+
+def compile_expressions(body: dict, operation: str):
+    """Compiled expressions of a request, or None when it carries none (the common fast case)."""
+    if EXPRESSION_MEMBERS.isdisjoint(body):
+        return None
+    return compile_request(body, operation)
+
+
+def consumed(body: dict, name: str, units: float) -> dict[str, Any] | None:
+    """The ConsumedCapacity member for ReturnConsumedCapacity TOTAL/INDEXES, else None."""
+    mode = body.get("ReturnConsumedCapacity")
+    if mode is None or mode == "NONE":
+        return None
+    out: dict[str, Any] = {"TableName": name, "CapacityUnits": units}
+    if mode == "INDEXES":
+        out["Table"] = {"CapacityUnits": units}
+    return out
+
+
+def check_return_values(body: dict, allowed: tuple[str, ...]) -> str:
+    value = body.get("ReturnValues", "NONE")
+    if value not in allowed:
+        raise ValidationException("ReturnValues can only be ALL_OLD or NONE")
+    return value

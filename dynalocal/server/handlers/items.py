@@ -1,0 +1,141 @@
+"""Single-item operations: GetItem, PutItem, UpdateItem, DeleteItem."""
+from __future__ import annotations
+
+import orjson
+
+from ...errors import ConditionalCheckFailedException, ValidationException
+from ...storage.capacity import read_units, write_units
+from ...storage.values import MAX_ITEM_SIZE, item_size, validate_item
+from ..context import Context
+from .common import check_return_values, compile_expressions, consumed, data_table
+
+ITEM_TOO_BIG = "Item size has exceeded the maximum allowed size"
+UPDATE_TOO_BIG = "Item size to update has exceeded the maximum allowed size"
+KEY_EMPTY_PREFIX = "One or more parameter values are not valid. "
+
+
+def _validate_key(body: dict) -> dict:
+    key = body["Key"]
+    validate_item(key)
+    return key
+
+
+def _check_condition(compiled, body: dict, old_blob: bytes | None, old_item: dict | None = None) -> dict | None:
+    """Evaluate the request's condition against the current item; return the decoded old item."""
+    if old_item is None and old_blob is not None:
+        old_item = orjson.loads(old_blob)
+    if compiled is not None and compiled.condition is not None and not compiled.condition.matches(old_item):
+        show = body.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD" and old_item is not None
+        raise ConditionalCheckFailedException(old_item if show else None)
+    return old_item
+
+
+def get_item(ctx: Context, body: dict) -> dict | bytes:
+    key = _validate_key(body)
+    compiled = compile_expressions(body, "GetItem")
+    entry = data_table(ctx, body["TableName"])
+    record = entry.table.get(entry.table.schema.check_key(key))
+    consistent = body.get("ConsistentRead") is True
+    cc = consumed(body, body["TableName"], read_units(record[1] if record else 0, consistent))
+    if record is None:
+        return {"ConsumedCapacity": cc} if cc else b"{}"
+    if compiled is not None and compiled.projection is not None:
+        out: dict = {"Item": compiled.projection.apply(orjson.loads(record[0]))}
+        if cc:
+            out["ConsumedCapacity"] = cc
+        return out
+    if cc:
+        return b'{"Item":' + record[0] + b',"ConsumedCapacity":' + orjson.dumps(cc) + b"}"
+    return b'{"Item":' + record[0] + b"}"
+
+
+def put_item(ctx: Context, body: dict) -> dict | bytes:
+    item = body["Item"]
+    size = validate_item(item)
+    if size > MAX_ITEM_SIZE:
+        raise ValidationException(ITEM_TOO_BIG)
+    return_values = check_return_values(body, ("NONE", "ALL_OLD"))
+    compiled = compile_expressions(body, "PutItem")
+    entry = data_table(ctx, body["TableName"])
+    table = entry.table
+    key = table.schema.check_item(item)
+    old = table.get(key)
+    old_item = _check_condition(compiled, body, old[0] if old else None) if compiled else None
+    table.apply(key, (orjson.dumps(item), size))
+    out: dict = {}
+    if return_values == "ALL_OLD" and old is not None:
+        out["Attributes"] = old_item if old_item is not None else orjson.loads(old[0])
+    cc = consumed(body, body["TableName"], write_units(max(size, old[1] if old else 0)))
+    if cc:
+        out["ConsumedCapacity"] = cc
+    return out if out else b"{}"
+
+
+def delete_item(ctx: Context, body: dict) -> dict | bytes:
+    key_map = _validate_key(body)
+    return_values = check_return_values(body, ("NONE", "ALL_OLD"))
+    compiled = compile_expressions(body, "DeleteItem")
+    entry = data_table(ctx, body["TableName"])
+    table = entry.table
+    key = table.schema.check_key(key_map, KEY_EMPTY_PREFIX)
+    old = table.get(key)
+    old_item = _check_condition(compiled, body, old[0] if old else None) if compiled else None
+    if old is not None:
+        table.apply(key, None)
+    out: dict = {}
+    if return_values == "ALL_OLD" and old is not None:
+        out["Attributes"] = old_item if old_item is not None else orjson.loads(old[0])
+    cc = consumed(body, body["TableName"], write_units(old[1] if old else 0))
+    if cc:
+        out["ConsumedCapacity"] = cc
+    return out if out else b"{}"
+
+
+UPDATE_RETURN_VALUES = ("NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW")
+
+
+def update_item(ctx: Context, body: dict) -> dict | bytes:
+    key_map = _validate_key(body)
+    return_values = body.get("ReturnValues", "NONE")
+    if return_values not in UPDATE_RETURN_VALUES:
+        raise ValidationException("ReturnValues can only be NONE, ALL_OLD, UPDATED_OLD, ALL_NEW or UPDATED_NEW")
+    compiled = compile_expressions(body, "UpdateItem")
+    entry = data_table(ctx, body["TableName"])
+    table = entry.table
+    schema = table.schema
+    key = schema.check_key(key_map, KEY_EMPTY_PREFIX)
+    old = table.get(key)
+    old_item = orjson.loads(old[0]) if old is not None else None
+    _check_condition(compiled, body, None, old_item)
+    update = compiled.update if compiled is not None else None
+    if update is not None:
+        result = update.apply(old_item, frozenset(schema.names))
+        new_item = result.item
+        if new_item is not None:
+            for name, av in key_map.items():  # the key always comes from the request
+                new_item[name] = av
+    else:
+        result = None
+        new_item = dict(old_item) if old_item is not None else dict(key_map)
+    size = 0
+    if new_item is not None:
+        size = item_size(new_item)
+        if size > MAX_ITEM_SIZE:
+            raise ValidationException(UPDATE_TOO_BIG)
+        table.apply(key, (orjson.dumps(new_item), size))
+    out: dict = {}
+    attributes = None
+    if return_values == "ALL_OLD":
+        attributes = old_item
+    elif return_values == "ALL_NEW":
+        attributes = new_item
+    elif return_values == "UPDATED_OLD" and result is not None and old_item is not None:
+        attributes = result.updated_old(old_item)
+    elif return_values == "UPDATED_NEW" and result is not None and new_item is not None:
+        attributes = result.updated_new(new_item)
+    if attributes:
+        out["Attributes"] = attributes
+    cc = consumed(body, body["TableName"], write_units(max(size, old[1] if old else 0)))
+    if cc:
+        out["ConsumedCapacity"] = cc
+    return out if out else b"{}"

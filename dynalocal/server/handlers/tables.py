@@ -1,0 +1,281 @@
+"""Control plane: CreateTable, DescribeTable, ListTables, DeleteTable, UpdateTable."""
+from __future__ import annotations
+
+import math
+import time
+from typing import Any
+
+from ...errors import ResourceInUseException, ValidationException, invalid
+from ...storage.database import TableEntry
+from ...storage.keys import KeySchema
+from ..context import Context
+from .common import control_table
+
+MAX_THROUGHPUT = 10**12
+PARTITIONS_TAG = "dynalocal:partitions"
+
+
+def partition_count(entry: TableEntry) -> int:
+    """DynamoDB's classic rule from provisioned capacity; 4 for on-demand; the tag overrides."""
+    tagged = entry.tags.get(PARTITIONS_TAG)
+    if tagged is not None and tagged.isdigit() and int(tagged) > 0:
+        return min(int(tagged), 1024)
+    if entry.billing_mode == "PAY_PER_REQUEST":
+        return 4
+    by_throughput = math.ceil(entry.read_capacity / 3000 + entry.write_capacity / 1000)
+    by_size = math.ceil(entry.table.size_bytes / (10 * 1024**3))
+    return max(1, by_throughput, by_size)
+
+
+def _key_schema(elements: list[dict], types: dict[str, str], where: str) -> KeySchema:
+    if any(e["AttributeName"] not in types for e in elements):
+        raise invalid(f"Some index key attributes are not defined in AttributeDefinitions. "
+                      f"Keys: [{', '.join(e['AttributeName'] for e in elements)}], "
+                      f"AttributeDefinitions: [{', '.join(types)}]")
+    if elements[0]["KeyType"] != "HASH":
+        raise ValidationException("Invalid KeySchema: The first KeySchemaElement is not a HASH key type")
+    if len(elements) == 2:
+        if elements[1]["KeyType"] != "RANGE":
+            raise ValidationException("Invalid KeySchema: The second KeySchemaElement is not a RANGE key type")
+        if elements[0]["AttributeName"] == elements[1]["AttributeName"]:
+            raise ValidationException("Both the Hash Key and the Range Key element in the KeySchema have the same name")
+        return KeySchema(elements[0]["AttributeName"], types[elements[0]["AttributeName"]],
+                         elements[1]["AttributeName"], types[elements[1]["AttributeName"]])
+    return KeySchema(elements[0]["AttributeName"], types[elements[0]["AttributeName"]])
+
+
+def _throughput(body: dict, billing: str) -> tuple[int, int]:
+    pt = body.get("ProvisionedThroughput")
+    if billing == "PAY_PER_REQUEST":
+        if pt is not None:
+            raise invalid("Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST")
+        return 0, 0
+    if pt is None:
+        raise invalid("ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED")
+    for member in ("ReadCapacityUnits", "WriteCapacityUnits"):
+        if pt[member] > MAX_THROUGHPUT:
+            raise ValidationException(f"Given value {pt[member]} for {member} is out of bounds")
+    return pt["ReadCapacityUnits"], pt["WriteCapacityUnits"]
+
+
+def _projection(index: dict) -> None:
+    projection = index["Projection"]
+    kind = projection.get("ProjectionType")
+    if kind is None:
+        raise invalid("Unknown ProjectionType: null")
+    if kind == "KEYS_ONLY" and projection.get("NonKeyAttributes"):
+        raise invalid("ProjectionType is KEYS_ONLY, but NonKeyAttributes is specified")
+    if kind == "ALL" and projection.get("NonKeyAttributes"):
+        raise invalid("ProjectionType is ALL, but NonKeyAttributes is specified")
+
+
+def _indexes(body: dict, types: dict[str, str], schema: KeySchema, billing: str) -> tuple[list[dict], list[dict]]:
+    names: set[str] = set()
+    lsis = body.get("LocalSecondaryIndexes")
+    gsis = body.get("GlobalSecondaryIndexes")
+    if lsis is not None:
+        if not lsis:
+            raise invalid("List of LocalSecondaryIndexes is empty")
+        if schema.range_name is None:
+            raise invalid("Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex")
+        if len(lsis) > 5:
+            raise invalid("Number of LocalSecondaryIndexes exceeds per-table limit of 5")
+        for lsi in lsis:
+            name = lsi["IndexName"]
+            index_schema = _key_schema(lsi["KeySchema"], types, name)
+            if index_schema.range_name is None:
+                raise invalid(f"Index KeySchema does not have a range key for index: {name}")
+            if index_schema.hash_name != schema.hash_name:
+                raise invalid(f"Index KeySchema does not have the same leading hash key as table KeySchema for index: "
+                              f"{name}. index hash key: {index_schema.hash_name}, table hash key: {schema.hash_name}")
+            _projection(lsi)
+            if name in names:
+                raise invalid(f"Duplicate index name: {name}")
+            names.add(name)
+    if gsis is not None:
+        if not gsis:
+            raise invalid("List of GlobalSecondaryIndexes is empty")
+        if len(gsis) > 20:
+            raise invalid("GlobalSecondaryIndex count exceeds the per-table limit of 20")
+        for gsi in gsis:
+            name = gsi["IndexName"]
+            _key_schema(gsi["KeySchema"], types, name)
+            _projection(gsi)
+            if billing == "PAY_PER_REQUEST" and gsi.get("ProvisionedThroughput") is not None:
+                raise invalid(f"ProvisionedThroughput should not be specified for index: {name} when BillingMode is PAY_PER_REQUEST")
+            if billing == "PROVISIONED" and gsi.get("ProvisionedThroughput") is None:
+                raise invalid(f"ProvisionedThroughput must be specified for index: {name}")
+            if name in names:
+                raise invalid(f"Duplicate index name: {name}")
+            names.add(name)
+    total = sum(len(i["Projection"].get("NonKeyAttributes") or ()) for i in (lsis or []) + (gsis or []))
+    if total > 100:
+        raise invalid("The sum of the NonKeyAttributes across all secondary indexes exceeds the limit of 100")
+    return list(gsis or []), list(lsis or [])
+
+
+def create_table(ctx: Context, body: dict) -> dict:
+    name = body["TableName"]
+    definitions = body.get("AttributeDefinitions")
+    key_schema = body.get("KeySchema")
+    if definitions is None or key_schema is None:
+        missing = "AttributeDefinitions" if definitions is None else "KeySchema"
+        raise ValidationException(f"1 validation error detected: Value null at '{missing[0].lower() + missing[1:]}' "
+                                  "failed to satisfy constraint: Member must not be null")
+    billing = body.get("BillingMode", "PROVISIONED")
+    read, write = _throughput(body, billing)
+    types: dict[str, str] = {}
+    for definition in definitions:
+        if definition["AttributeName"] in types:
+            raise invalid(f"Duplicate AttributeName in AttributeDefinitions: {definition['AttributeName']}")
+        types[definition["AttributeName"]] = definition["AttributeType"]
+    if len(key_schema) > len(types):
+        raise ValidationException("Invalid KeySchema: Some index key attribute have no definition")
+    schema = _key_schema(key_schema, types, name)
+    gsis, lsis = _indexes(body, types, schema, billing)
+    used = set(schema.names) | {e["AttributeName"] for i in gsis + lsis for e in i["KeySchema"]}
+    if used != set(types):
+        raise invalid(f"Some AttributeDefinitions are not used. AttributeDefinitions: [{', '.join(sorted(types))}], "
+                      f"keys used: [{', '.join(sorted(used))}]")
+    tags = body.get("Tags") or []
+    if name in ctx.db.tables:
+        raise ResourceInUseException(f"Table already exists: {name}")
+    extra = {k: body[k] for k in ("StreamSpecification", "SSESpecification", "TableClass",
+                                  "DeletionProtectionEnabled", "OnDemandThroughput", "WarmThroughput") if k in body}
+    entry = ctx.db.create(
+        name, schema, key_schema=key_schema, attribute_definitions=definitions, billing_mode=billing,
+        read_capacity=read, write_capacity=write, gsis=gsis, lsis=lsis,
+        tags={t["Key"]: t["Value"] for t in tags}, extra=extra)
+    entry.table.set_partition_count(partition_count(entry))
+    # Tables are usable at once; the response shows CREATING as DynamoDB's does.
+    return {"TableDescription": describe(entry, status="CREATING")}
+
+
+def _throughput_description(read: int, write: int) -> dict:
+    return {"NumberOfDecreasesToday": 0, "ReadCapacityUnits": read, "WriteCapacityUnits": write}
+
+
+def describe(entry: TableEntry, status: str | None = None, indexes: bool = True) -> dict[str, Any]:
+    """The TableDescription DynamoDB returns for a table."""
+    out: dict[str, Any] = {
+        "AttributeDefinitions": entry.attribute_definitions,
+        "TableName": entry.name,
+        "KeySchema": entry.key_schema,
+        "TableStatus": status or entry.status,
+        "CreationDateTime": entry.created,
+        "ProvisionedThroughput": _throughput_description(entry.read_capacity, entry.write_capacity),
+        "TableSizeBytes": entry.table.size_bytes,
+        "ItemCount": entry.table.item_count,
+        "TableArn": entry.arn,
+        "TableId": entry.table_id,
+        "DeletionProtectionEnabled": entry.extra.get("DeletionProtectionEnabled", False),
+    }
+    if entry.billing_mode == "PAY_PER_REQUEST":
+        out["BillingModeSummary"] = {"BillingMode": "PAY_PER_REQUEST",
+                                     "LastUpdateToPayPerRequestDateTime": entry.created}
+    if "TableClass" in entry.extra:
+        out["TableClassSummary"] = {"TableClass": entry.extra["TableClass"]}
+    if "StreamSpecification" in entry.extra and entry.extra["StreamSpecification"].get("StreamEnabled"):
+        out["StreamSpecification"] = entry.extra["StreamSpecification"]
+    if indexes and entry.gsis:
+        out["GlobalSecondaryIndexes"] = [_describe_gsi(entry, gsi) for gsi in entry.gsis]
+    if indexes and entry.lsis:
+        out["LocalSecondaryIndexes"] = [_describe_lsi(entry, lsi) for lsi in entry.lsis]
+    return out
+
+
+def _index_stats(entry: TableEntry, name: str) -> tuple[int, int]:
+    """(ItemCount, IndexSizeBytes); index data arrives with the index issue, so empty until then."""
+    index = getattr(entry.table, "indexes", {}).get(name)
+    if index is None:
+        return 0, 0
+    return index.item_count, index.size_bytes
+
+
+def _describe_gsi(entry: TableEntry, gsi: dict) -> dict:
+    count, size = _index_stats(entry, gsi["IndexName"])
+    pt = gsi.get("ProvisionedThroughput") or {"ReadCapacityUnits": 0, "WriteCapacityUnits": 0}
+    out = {"IndexName": gsi["IndexName"], "KeySchema": gsi["KeySchema"], "Projection": gsi["Projection"],
+           "IndexStatus": gsi.get("IndexStatus", "ACTIVE"),
+           "ProvisionedThroughput": _throughput_description(pt["ReadCapacityUnits"], pt["WriteCapacityUnits"]),
+           "IndexSizeBytes": size, "ItemCount": count, "IndexArn": f"{entry.arn}/index/{gsi['IndexName']}"}
+    if "Backfilling" in gsi:
+        out["Backfilling"] = gsi["Backfilling"]
+    return out
+
+
+def _describe_lsi(entry: TableEntry, lsi: dict) -> dict:
+    count, size = _index_stats(entry, lsi["IndexName"])
+    return {"IndexName": lsi["IndexName"], "KeySchema": lsi["KeySchema"], "Projection": lsi["Projection"],
+            "IndexSizeBytes": size, "ItemCount": count, "IndexArn": f"{entry.arn}/index/{lsi['IndexName']}"}
+
+
+def describe_table(ctx: Context, body: dict) -> dict:
+    return {"Table": describe(control_table(ctx, body["TableName"]))}
+
+
+def delete_table(ctx: Context, body: dict) -> dict:
+    entry = control_table(ctx, body["TableName"])
+    if entry.extra.get("DeletionProtectionEnabled"):
+        raise ValidationException(f"Table '{entry.name}' can't be deleted while DeletionProtectionEnabled is set to True")
+    ctx.db.drop(entry.name)
+    return {"TableDescription": describe(entry, status="DELETING", indexes=False)}
+
+
+def list_tables(ctx: Context, body: dict) -> dict:
+    limit = body.get("Limit", 100)
+    start = body.get("ExclusiveStartTableName")
+    names = sorted(ctx.db.tables, key=lambda n: n.encode())
+    if start is not None:
+        names = [n for n in names if n.encode() > start.encode()]
+    out: dict[str, Any] = {"TableNames": names[:limit]}
+    if len(names) > limit:
+        out["LastEvaluatedTableName"] = names[limit - 1]
+    return out
+
+
+def update_table(ctx: Context, body: dict) -> dict:
+    entry = control_table(ctx, body["TableName"])
+    changes = [k for k in ("ProvisionedThroughput", "BillingMode", "StreamSpecification", "GlobalSecondaryIndexUpdates",
+                           "SSESpecification", "ReplicaUpdates", "TableClass", "DeletionProtectionEnabled",
+                           "OnDemandThroughput", "WarmThroughput") if k in body]
+    if not changes:
+        raise ValidationException("At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
+                                  "GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required")
+    if body.get("GlobalSecondaryIndexUpdates"):
+        raise ValidationException("dynalocal does not support GlobalSecondaryIndexUpdates yet")
+    billing = body.get("BillingMode", entry.billing_mode)
+    pt = body.get("ProvisionedThroughput")
+    if billing == "PAY_PER_REQUEST":
+        if pt is not None:
+            raise invalid("Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST")
+        read = write = 0
+    elif pt is None:
+        if entry.billing_mode != "PROVISIONED":
+            raise invalid("ProvisionedThroughput must be specified when BillingMode is PROVISIONED")
+        read, write = entry.read_capacity, entry.write_capacity
+    else:
+        read, write = _throughput(body, "PROVISIONED")
+        if (read, write) == (entry.read_capacity, entry.write_capacity) and billing == entry.billing_mode \
+                and len(changes) == 1:
+            raise ValidationException(
+                "The provisioned throughput for the table will not change. The requested value equals the current value. "
+                f"Current ReadCapacityUnits provisioned for the table: {read}. Requested ReadCapacityUnits: {read}. "
+                f"Current WriteCapacityUnits provisioned for the table: {write}. Requested WriteCapacityUnits: {write}. "
+                "Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.")
+    entry.billing_mode, entry.read_capacity, entry.write_capacity = billing, read, write
+    for member in ("StreamSpecification", "SSESpecification", "TableClass", "DeletionProtectionEnabled",
+                   "OnDemandThroughput", "WarmThroughput"):
+        if member in body:
+            entry.extra[member] = body[member]
+    entry.table.set_partition_count(partition_count(entry))
+    return {"TableDescription": describe(entry, status="UPDATING")}
+
+
+def describe_limits(ctx: Context, body: dict) -> dict:
+    return {"AccountMaxReadCapacityUnits": 80000, "AccountMaxWriteCapacityUnits": 80000,
+            "TableMaxReadCapacityUnits": 40000, "TableMaxWriteCapacityUnits": 40000}
+
+
+def describe_endpoints(ctx: Context, body: dict) -> dict:
+    return {"Endpoints": [{"Address": f"{ctx.settings.host}:{ctx.settings.port}", "CachePeriodInMinutes": 1440}]}

@@ -1,0 +1,114 @@
+"""Shared fixtures: a real uvicorn server on a free port, and boto3 clients pointed at it."""
+from __future__ import annotations
+
+import json
+import socket
+import threading
+import time
+import urllib.error
+import urllib.request
+import uuid
+
+import boto3
+import pytest
+import uvicorn
+from botocore.config import Config
+
+from dynalocal.server.app import create_app
+from dynalocal.server.context import Context, Settings
+
+
+def free_port() -> int:
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+class LiveServer:
+    """uvicorn serving dynalocal in a background thread; `ctx` is the server's own state."""
+
+    def __init__(self, ctx: Context | None = None) -> None:
+        self.port = free_port()
+        self.ctx = ctx or Context(settings=Settings(port=self.port))
+        self.url = f"http://127.0.0.1:{self.port}"
+        config = uvicorn.Config(create_app(self.ctx), host="127.0.0.1", port=self.port, log_level="warning",
+                                access_log=False, lifespan="off")
+        self.server = uvicorn.Server(config)
+        self.thread = threading.Thread(target=self.server.run, daemon=True)
+
+    def __enter__(self) -> "LiveServer":
+        self.thread.start()
+        deadline = time.monotonic() + 10
+        while not self.server.started:
+            if time.monotonic() > deadline:
+                raise RuntimeError("server did not start")
+            time.sleep(0.01)
+        return self
+
+    def __exit__(self, *exc) -> None:
+        self.server.should_exit = True
+        self.thread.join(10)
+
+    def client(self, **config):
+        session = boto3.session.Session(aws_access_key_id="test", aws_secret_access_key="test", region_name="us-east-1")
+        return session.client("dynamodb", endpoint_url=self.url, config=Config(**config) if config else None)
+
+    def resource(self):
+        session = boto3.session.Session(aws_access_key_id="test", aws_secret_access_key="test", region_name="us-east-1")
+        return session.resource("dynamodb", endpoint_url=self.url)
+
+    def raw(self, target: str | None, body, content_type: str = "application/x-amz-json-1.0", method: str = "POST",
+            path: str = "/"):
+        """Send a hand-made request; return (status, headers, body bytes)."""
+        data = body if isinstance(body, bytes) or body is None else json.dumps(body).encode()
+        headers = {"Content-Type": content_type,
+                   "Authorization": "AWS4-HMAC-SHA256 Credential=test/20250101/us-east-1/dynamodb/aws4_request, "
+                                    "SignedHeaders=host, Signature=00"}
+        if target:
+            headers["X-Amz-Target"] = target
+        req = urllib.request.Request(self.url + path, data=data, method=method, headers=headers)
+        try:
+            with urllib.request.urlopen(req, timeout=10) as resp:
+                return resp.status, resp.headers, resp.read()
+        except urllib.error.HTTPError as err:
+            return err.code, err.headers, err.read()
+
+
+@pytest.fixture(scope="session")
+def server():
+    with LiveServer() as live:
+        yield live
+
+
+@pytest.fixture(scope="session")
+def ddb(server):
+    return server.client()
+
+
+@pytest.fixture(scope="session")
+def resource(server):
+    return server.resource()
+
+
+@pytest.fixture
+def make_table(ddb):
+    """Create a table (waiting until ACTIVE); delete it after the test."""
+    created = []
+
+    def make(key_schema, attrs, **kwargs):
+        name = f"t-{uuid.uuid4().hex[:12]}"
+        keys = [{"AttributeName": n, "KeyType": t} for n, t in key_schema]
+        defs = [{"AttributeName": n, "AttributeType": t} for n, t in attrs]
+        if "ProvisionedThroughput" not in kwargs:
+            kwargs.setdefault("BillingMode", "PAY_PER_REQUEST")
+        ddb.create_table(TableName=name, KeySchema=keys, AttributeDefinitions=defs, **kwargs)
+        ddb.get_waiter("table_exists").wait(TableName=name, WaiterConfig={"Delay": 0.1, "MaxAttempts": 50})
+        created.append(name)
+        return name
+
+    yield make
+    for name in created:
+        try:
+            ddb.delete_table(TableName=name)
+        except Exception:
+            pass
