@@ -10,13 +10,11 @@ import logging
 
 import orjson
 from starlette.applications import Starlette
-from starlette.requests import Request
-from starlette.responses import JSONResponse, Response
-from starlette.routing import Route
 
 from ..errors import (DynamoError, InternalServerError, SerializationException,
                       UnknownOperationException)
 from . import codec
+from .admin import admin_routes
 from .context import Context
 from .handlers import HANDLERS, KNOWN_OPERATIONS
 from .validation import validate
@@ -111,15 +109,6 @@ class DynamoApp:
 async def _send(send, status: int, body: bytes, content_type: bytes = codec.JSON_TYPE) -> None:
     await send({"type": "http.response.start", "status": status, "headers": codec.headers(body, content_type)})
     await send({"type": "http.response.body", "body": body})
-
-
-def admin_routes(ctx: Context) -> list[Route]:
-    """dynalocal's own endpoints under /_dynalocal/."""
-
-    async def health(_: Request) -> Response:
-        return JSONResponse({"status": "ok", "tables": len(ctx.db.tables)})
-
-    return [Route("/_dynalocal/health", health)]
 
 
 def create_app(ctx: Context | None = None) -> DynamoApp:

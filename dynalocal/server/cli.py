@@ -12,6 +12,10 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
     parser.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
+    parser.add_argument("--throttling", default="enforce", choices=["enforce", "report", "off"],
+                        help="per-partition throttling: refuse (enforce), only record and log (report), or off")
+    parser.add_argument("--burst-seconds", type=float, default=300.0,
+                        help="seconds of unused partition capacity kept as burst (default 300)")
     return parser.parse_args(argv)
 
 
@@ -22,6 +26,7 @@ def main(argv: list[str] | None = None) -> None:
     from .app import create_app
 
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
-    ctx = Context(settings=Settings(host=args.host, port=args.port))
+    ctx = Context(settings=Settings(host=args.host, port=args.port, throttling=args.throttling,
+                                   burst_seconds=args.burst_seconds))
     uvicorn.run(create_app(ctx), host=args.host, port=args.port, log_level=args.log_level,
                 access_log=False, loop="uvloop", http="httptools", lifespan="off")

@@ -7,6 +7,7 @@ from ...errors import ConditionalCheckFailedException, ValidationException
 from ...storage.capacity import read_units, write_units
 from ...storage.values import MAX_ITEM_SIZE, item_size, validate_item
 from ..context import Context
+from ..throttling import admit_read, admit_write, charge_read, charge_write
 from .common import check_return_values, compile_expressions, consumed, data_table
 
 ITEM_TOO_BIG = "Item size has exceeded the maximum allowed size"
@@ -20,11 +21,16 @@ def _validate_key(body: dict) -> dict:
     return key
 
 
-def _check_condition(compiled, body: dict, old_blob: bytes | None, old_item: dict | None = None) -> dict | None:
-    """Evaluate the request's condition against the current item; return the decoded old item."""
-    if old_item is None and old_blob is not None:
-        old_item = orjson.loads(old_blob)
+def _check_condition(ctx: Context, entry, part: int, key: bytes, compiled, body: dict,
+                     old: tuple | None, old_item: dict | None, new_size: int) -> dict | None:
+    """Evaluate the request's condition against the current item; return the decoded old item.
+
+    A failed condition still consumes write capacity: W(new item) if the item exists, else 1.
+    """
+    if old_item is None and old is not None:
+        old_item = orjson.loads(old[0])
     if compiled is not None and compiled.condition is not None and not compiled.condition.matches(old_item):
+        charge_write(ctx, entry, part, write_units(new_size if old is not None else 0), key)
         show = body.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD" and old_item is not None
         raise ConditionalCheckFailedException(old_item if show else None)
     return old_item
@@ -34,9 +40,14 @@ def get_item(ctx: Context, body: dict) -> dict | bytes:
     key = _validate_key(body)
     compiled = compile_expressions(body, "GetItem")
     entry = data_table(ctx, body["TableName"])
-    record = entry.table.get(entry.table.schema.check_key(key))
-    consistent = body.get("ConsistentRead") is True
-    cc = consumed(body, body["TableName"], read_units(record[1] if record else 0, consistent))
+    table = entry.table
+    encoded = table.schema.check_key(key)
+    part = table.partition_index(encoded)
+    admit_read(ctx, entry, part)
+    record = table.partitions[part].items.get(encoded)
+    units = read_units(record[1] if record else 0, body.get("ConsistentRead") is True)
+    charge_read(ctx, entry, part, units, encoded)
+    cc = consumed(body, body["TableName"], units)
     if record is None:
         return {"ConsumedCapacity": cc} if cc else b"{}"
     if compiled is not None and compiled.projection is not None:
@@ -59,13 +70,17 @@ def put_item(ctx: Context, body: dict) -> dict | bytes:
     entry = data_table(ctx, body["TableName"])
     table = entry.table
     key = table.schema.check_item(item)
-    old = table.get(key)
-    old_item = _check_condition(compiled, body, old[0] if old else None) if compiled else None
+    part = table.partition_index(key)
+    admit_write(ctx, entry, part)
+    old = table.partitions[part].items.get(key)
+    old_item = _check_condition(ctx, entry, part, key, compiled, body, old, None, size) if compiled else None
     table.apply(key, (orjson.dumps(item), size))
+    units = write_units(max(size, old[1] if old else 0))
+    charge_write(ctx, entry, part, units, key)
     out: dict = {}
     if return_values == "ALL_OLD" and old is not None:
         out["Attributes"] = old_item if old_item is not None else orjson.loads(old[0])
-    cc = consumed(body, body["TableName"], write_units(max(size, old[1] if old else 0)))
+    cc = consumed(body, body["TableName"], units)
     if cc:
         out["ConsumedCapacity"] = cc
     return out if out else b"{}"
@@ -78,14 +93,19 @@ def delete_item(ctx: Context, body: dict) -> dict | bytes:
     entry = data_table(ctx, body["TableName"])
     table = entry.table
     key = table.schema.check_key(key_map, KEY_EMPTY_PREFIX)
-    old = table.get(key)
-    old_item = _check_condition(compiled, body, old[0] if old else None) if compiled else None
+    part = table.partition_index(key)
+    admit_write(ctx, entry, part)
+    old = table.partitions[part].items.get(key)
+    old_item = _check_condition(ctx, entry, part, key, compiled, body, old, None, old[1] if old else 0) \
+        if compiled else None
     if old is not None:
         table.apply(key, None)
+    units = write_units(old[1] if old else 0)
+    charge_write(ctx, entry, part, units, key)
     out: dict = {}
     if return_values == "ALL_OLD" and old is not None:
         out["Attributes"] = old_item if old_item is not None else orjson.loads(old[0])
-    cc = consumed(body, body["TableName"], write_units(old[1] if old else 0))
+    cc = consumed(body, body["TableName"], units)
     if cc:
         out["ConsumedCapacity"] = cc
     return out if out else b"{}"
@@ -104,9 +124,11 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
     table = entry.table
     schema = table.schema
     key = schema.check_key(key_map, KEY_EMPTY_PREFIX)
-    old = table.get(key)
+    part = table.partition_index(key)
+    admit_write(ctx, entry, part)
+    old = table.partitions[part].items.get(key)
     old_item = orjson.loads(old[0]) if old is not None else None
-    _check_condition(compiled, body, None, old_item)
+    _check_condition(ctx, entry, part, key, compiled, body, old, old_item, old[1] if old else 0)
     update = compiled.update if compiled is not None else None
     if update is not None:
         result = update.apply(old_item, frozenset(schema.names))
@@ -123,6 +145,8 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
         if size > MAX_ITEM_SIZE:
             raise ValidationException(UPDATE_TOO_BIG)
         table.apply(key, (orjson.dumps(new_item), size))
+    units = write_units(max(size, old[1] if old else 0))
+    charge_write(ctx, entry, part, units, key)
     out: dict = {}
     attributes = None
     if return_values == "ALL_OLD":
@@ -135,7 +159,7 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
         attributes = result.updated_new(new_item)
     if attributes:
         out["Attributes"] = attributes
-    cc = consumed(body, body["TableName"], write_units(max(size, old[1] if old else 0)))
+    cc = consumed(body, body["TableName"], units)
     if cc:
         out["ConsumedCapacity"] = cc
     return out if out else b"{}"
