@@ -70,7 +70,8 @@ def throttled(ctx: Context, entry: TableEntry, part: int, kind: str, reason: str
     if provisioned:
         return ProvisionedThroughputExceededException(INDEX_MESSAGE if index else TABLE_MESSAGE,
                                                       ThrottlingReasons=reasons)
-    return ThrottlingException(ON_DEMAND_INDEX_MESSAGE if index else ON_DEMAND_MESSAGE, ThrottlingReasons=reasons)
+    # The model spells this member in lower camel case on ThrottlingException only.
+    return ThrottlingException(ON_DEMAND_INDEX_MESSAGE if index else ON_DEMAND_MESSAGE, throttlingReasons=reasons)
 
 
 def _log_first(entry: TableEntry, part: int, count: int, kind: str, reason: str, index: str | None,

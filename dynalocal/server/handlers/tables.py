@@ -9,6 +9,7 @@ from ...errors import ResourceInUseException, ValidationException, invalid
 from ...storage.database import TableEntry
 from ...storage.keys import KeySchema
 from ..context import Context
+from ..throttling import table_meter
 from .common import control_table
 
 MAX_THROUGHPUT = 10**12
@@ -269,6 +270,7 @@ def update_table(ctx: Context, body: dict) -> dict:
         if member in body:
             entry.extra[member] = body[member]
     entry.table.set_partition_count(partition_count(entry))
+    table_meter(ctx, entry)  # new rates apply from this moment, not from the next request
     return {"TableDescription": describe(entry, status="UPDATING")}
 
 
