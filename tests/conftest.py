@@ -32,7 +32,7 @@ class LiveServer:
         self.ctx = ctx or Context(settings=Settings(port=self.port))
         self.url = f"http://127.0.0.1:{self.port}"
         config = uvicorn.Config(create_app(self.ctx), host="127.0.0.1", port=self.port, log_level="warning",
-                                access_log=False, lifespan="off")
+                                access_log=False, lifespan="on")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 

@@ -6,6 +6,7 @@ one at a time, which makes every request atomic with respect to the others.
 """
 from __future__ import annotations
 
+import asyncio
 import logging
 
 import orjson
@@ -17,6 +18,7 @@ from . import codec
 from .admin import admin_routes
 from .context import Context
 from .handlers import HANDLERS, KNOWN_OPERATIONS
+from .handlers.ttl import sweep_expired
 from .validation import validate
 
 log = logging.getLogger("dynalocal")
@@ -65,6 +67,9 @@ class DynamoApp:
         self.admin = Starlette(routes=admin_routes(self.ctx))
 
     async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
         if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == "/":
             await self._dynamo(scope, receive, send)
         elif scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == "/":
@@ -73,6 +78,28 @@ class DynamoApp:
             await _send(send, 404, NOT_FOUND_BODY, b"text/plain")
         else:
             await self.admin(scope, receive, send)
+
+    async def _lifespan(self, receive, send) -> None:
+        """Run the TTL sweeper for as long as the server runs."""
+        task = None
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                task = asyncio.get_running_loop().create_task(self._sweep_forever())
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                if task is not None:
+                    task.cancel()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.ctx.settings.ttl_interval)
+            try:
+                sweep_expired(self.ctx)
+            except Exception:  # keep sweeping; a bug here must not stop the server
+                log.exception("TTL sweep failed")
 
     async def _dynamo(self, scope, receive, send) -> None:
         target = content_type = None

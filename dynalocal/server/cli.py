@@ -14,6 +14,8 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--log-level", default="info", choices=["critical", "error", "warning", "info", "debug"])
     parser.add_argument("--throttling", default="enforce", choices=["enforce", "report", "off"],
                         help="per-partition throttling: refuse (enforce), only record and log (report), or off")
+    parser.add_argument("--ttl-interval", type=float, default=1.0,
+                        help="seconds between sweeps that delete expired TTL items (default 1)")
     parser.add_argument("--burst-seconds", type=float, default=300.0,
                         help="seconds of unused partition capacity kept as burst (default 300)")
     return parser.parse_args(argv)
@@ -27,6 +29,6 @@ def main(argv: list[str] | None = None) -> None:
 
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     ctx = Context(settings=Settings(host=args.host, port=args.port, throttling=args.throttling,
-                                   burst_seconds=args.burst_seconds))
+                                   burst_seconds=args.burst_seconds, ttl_interval=args.ttl_interval))
     uvicorn.run(create_app(ctx), host=args.host, port=args.port, log_level=args.log_level,
-                access_log=False, loop="uvloop", http="httptools", lifespan="off")
+                access_log=False, loop="uvloop", http="httptools", lifespan="on")

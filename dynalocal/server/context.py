@@ -15,10 +15,13 @@ class Settings:
     throttling: str = "enforce"  # enforce | report | off
     burst_seconds: float = 300.0
     allow_reset: bool = True
+    ttl_interval: float = 1.0  # seconds between sweeps for expired TTL items
 
 
 @dataclass
 class Context:
     db: Database = field(default_factory=Database)
     settings: Settings = field(default_factory=Settings)
-    clock: Callable[[], float] = time.monotonic  # injectable for deterministic tests
+    clock: Callable[[], float] = time.monotonic  # capacity refill; injectable for deterministic tests
+    wall_clock: Callable[[], float] = time.time  # epoch seconds, for TTL expiry; injectable too
+    expiry: dict = field(default_factory=dict)  # table name -> storage.ttl.ExpiryIndex

@@ -34,6 +34,9 @@ class TableEntry:
     lsis: list[dict] = field(default_factory=list)
     tags: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # other description members, echoed
+    ttl_attribute: str | None = None  # TimeToLive attribute name while TTL is enabled
+    point_in_time_recovery: bool = False
+    contributor_insights: dict[str | None, str] = field(default_factory=dict)  # index (None = table) -> status
     meter: Any = None  # the table's capacity meter (storage.throttle.TableMeter), built on first use
     meter_config: tuple = ()
     throttle_logged: bool = False

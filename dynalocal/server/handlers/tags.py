@@ -1,0 +1,69 @@
+"""TagResource, UntagResource, ListTagsOfResource on table ARNs."""
+from __future__ import annotations
+
+import re
+
+from ...errors import ResourceNotFoundException, ValidationException
+from ...storage.database import TableEntry
+from ..context import Context
+from .tables import PARTITIONS_TAG, partition_count
+
+MAX_TAGS = 50
+_TAG_TEXT = re.compile(r"[\w\s.:/=+\-@]*")  # AWS tagging convention: letters, digits, spaces, _ . : / = + - @
+
+
+def _table_for_arn(ctx: Context, arn: str, operation: str) -> TableEntry:
+    if not arn.startswith("arn:"):
+        raise ValidationException("ARNs must start with 'arn:'")
+    parts = arn.split(":", 5)
+    if len(parts) < 6 or parts[2] != "dynamodb" or not parts[5].startswith("table/") or "/" in parts[5][6:]:
+        raise ValidationException(f"Invalid TableArn: Invalid ResourceArn provided as input {arn}")
+    entry = ctx.db.tables.get(parts[5][6:])
+    if entry is None or entry.arn != arn:
+        if operation == "UntagResource":
+            raise ResourceNotFoundException("Requested resource not found")
+        raise ResourceNotFoundException(f"Requested resource not found: ResourcArn: {arn} not found")
+    return entry
+
+
+def check_tags(tags: list[dict], existing: dict[str, str]) -> dict[str, str]:
+    """Validate tags to add; return the merged tag map (existing keys are overwritten)."""
+    merged = dict(existing)
+    for tag in tags:
+        key, value = tag["Key"], tag["Value"]
+        if not _TAG_TEXT.fullmatch(key) or not _TAG_TEXT.fullmatch(value):
+            raise ValidationException("Invalid tag key or value: allowed characters are letters, numbers, spaces "
+                                      "representable in UTF-8, and the following characters: + - = . _ : / @")
+        merged[key] = value
+    if len(merged) > MAX_TAGS:
+        raise ValidationException(f"One or more parameter values were invalid: The number of tags exceeds the "
+                                  f"limit of {MAX_TAGS}")
+    return merged
+
+
+def _retag(entry: TableEntry, tags: dict[str, str]) -> None:
+    changed = tags.get(PARTITIONS_TAG) != entry.tags.get(PARTITIONS_TAG)
+    entry.tags = tags
+    if changed:
+        entry.table.set_partition_count(partition_count(entry))
+
+
+def tag_resource(ctx: Context, body: dict) -> bytes:
+    entry = _table_for_arn(ctx, body["ResourceArn"], "TagResource")
+    if not body["Tags"]:
+        raise ValidationException("Atleast one Tag needs to be provided as Input.")
+    _retag(entry, check_tags(body["Tags"], entry.tags))
+    return b""  # DynamoDB answers tagging with an empty body
+
+
+def untag_resource(ctx: Context, body: dict) -> bytes:
+    entry = _table_for_arn(ctx, body["ResourceArn"], "UntagResource")
+    if not body["TagKeys"]:
+        raise ValidationException("Atleast one Tag Key needs to be provided as Input.")
+    _retag(entry, {k: v for k, v in entry.tags.items() if k not in set(body["TagKeys"])})
+    return b""
+
+
+def list_tags_of_resource(ctx: Context, body: dict) -> dict:
+    entry = _table_for_arn(ctx, body["ResourceArn"], "ListTagsOfResource")
+    return {"Tags": [{"Key": k, "Value": v} for k, v in entry.tags.items()]}
