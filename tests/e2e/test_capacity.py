@@ -40,7 +40,7 @@ def live():
 
 @pytest.fixture(scope="module")
 def client(live):
-    return live.client(retries={"max_attempts": 1, "mode": "standard"})
+    return live.client(retries={"total_max_attempts": 1, "mode": "standard"})
 
 
 _names = iter(range(10**6))
@@ -206,7 +206,7 @@ def test_on_demand_partitions_are_capped_at_3000_rcu_and_1000_wcu(live, client):
 
 def test_report_mode_never_refuses_but_records(caplog):
     with _server(throttling="report") as live:
-        client = live.client(retries={"max_attempts": 1, "mode": "standard"})
+        client = live.client(retries={"total_max_attempts": 1, "mode": "standard"})
         table = _table(client, provisioned=(1, 1), partitions=1)
         client.put_item(TableName=table, Item={"id": {"S": "k"}})
         with caplog.at_level(logging.WARNING, logger="dynalocal.capacity"):
@@ -221,7 +221,7 @@ def test_report_mode_never_refuses_but_records(caplog):
 
 def test_off_mode_never_throttles():
     with _server(throttling="off") as live:
-        client = live.client(retries={"max_attempts": 1, "mode": "standard"})
+        client = live.client(retries={"total_max_attempts": 1, "mode": "standard"})
         table = _table(client, provisioned=(1, 1), partitions=1)
         client.put_item(TableName=table, Item={"id": {"S": "k"}})
         served, err = _reads_until_throttled(client, table, limit=50)
