@@ -19,7 +19,7 @@ from .admin import admin_routes
 from .context import Context
 from .handlers import HANDLERS, KNOWN_OPERATIONS
 from .handlers.ttl import sweep_expired
-from .validation import validate
+from .validation import validate, warm
 
 log = logging.getLogger("dynalocal")
 
@@ -64,6 +64,7 @@ class DynamoApp:
 
     def __init__(self, ctx: Context | None = None) -> None:
         self.ctx = ctx or Context()
+        warm()  # build the hot operations' validators now rather than on the first requests
         self.admin = Starlette(routes=admin_routes(self.ctx))
 
     async def __call__(self, scope, receive, send) -> None:
