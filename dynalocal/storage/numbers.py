@@ -17,7 +17,8 @@ MAX_DIGITS = 38
 MIN_EXP = -130  # adjusted exponent of the smallest magnitude, 1E-130
 MAX_EXP = 125  # adjusted exponent of the largest magnitude, 9.99..E125
 
-_GRAMMAR = re.compile(r"[+-]?(?:\d+\.?\d*|\.\d+)(?:[eE][+-]?\d+)?")
+# ASCII digits only: `\d` (and Decimal) would also accept other scripts' digits, e.g. '\u0663'.
+_GRAMMAR = re.compile(r"[+-]?(?:[0-9]+\.?[0-9]*|\.[0-9]+)(?:[eE][+-]?[0-9]+)?")
 # Enough precision that sums/differences of two in-range 38-digit numbers are exact.
 _CTX = decimal.Context(prec=400, Emax=999999, Emin=-999999)
 
@@ -72,7 +73,14 @@ def canonical(text: str) -> str:
         return text
     if not isinstance(text, str) or not _GRAMMAR.fullmatch(text):
         raise not_numeric(text if isinstance(text, str) else str(text))
-    sign, digits, exp = _digits(Decimal(text))
+    try:
+        value = Decimal(text)
+    except decimal.InvalidOperation:  # exponent beyond Decimal's own range (about 1E+-10**18)
+        mantissa, _, exponent = text.lower().partition("e")
+        if not mantissa.strip("+-.0"):
+            return "0"
+        raise ValidationException(UNDERFLOW if exponent.startswith("-") else OVERFLOW) from None
+    sign, digits, exp = _digits(value)
     _check(sign, digits, exp)
     return _format(sign, digits, exp)
 

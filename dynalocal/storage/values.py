@@ -21,6 +21,8 @@ TYPES = ("S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL")
 EMPTY = "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes"
 MULTIPLE = "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes"
 TOO_DEEP = "Nesting Levels have exceeded supported limits"
+MAP_FROM_LIST = ("Unrecognized collection type java.util.Map<java.lang.String, "
+                 "com.amazonaws.dynamodb.v20120810.AttributeValue>")
 
 
 def json_kind(value: Any) -> str:
@@ -94,7 +96,8 @@ def validate_value(av: Any, depth: int = 2) -> int:
             raise SerializationException(
                 "Unrecognized collection type class com.amazonaws.dynamodb.v20120810.AttributeValue")
         raise SerializationException("Unexpected value type in payload")
-    if len(av) != 1:
+    first = next(iter(av), None)
+    if len(av) != 1 or first not in TYPES or av[first] is None:
         for tag in [t for t, v in av.items() if v is None]:
             del av[tag]  # a JSON null member counts as absent
         known = [t for t in av if t in TYPES]
@@ -112,8 +115,10 @@ def validate_value(av: Any, depth: int = 2) -> int:
         return numbers.size(text)
     if tag == "M":
         if not isinstance(value, dict):
+            if isinstance(value, list):
+                raise SerializationException(MAP_FROM_LIST)
             raise SerializationException("Unexpected field type")
-        if depth >= MAX_DEPTH:
+        if depth > MAX_DEPTH:
             raise invalid(TOO_DEEP)
         total = 3
         for name, inner in value.items():
@@ -122,7 +127,7 @@ def validate_value(av: Any, depth: int = 2) -> int:
     if tag == "L":
         if not isinstance(value, list):
             raise SerializationException("Unexpected field type")
-        if depth >= MAX_DEPTH:
+        if depth > MAX_DEPTH:
             raise invalid(TOO_DEEP)
         total = 3
         for inner in value:
@@ -137,7 +142,7 @@ def validate_value(av: Any, depth: int = 2) -> int:
             av["BOOL"] = _coerce_bool(value)
         return 1
     if tag == "NULL":
-        if value is not True and _coerce_bool(value) is not True:
+        if (value if isinstance(value, bool) else _coerce_bool(value)) is not True:
             raise invalid("Null attribute value types must have the value of true")
         av["NULL"] = True
         return 1

@@ -1,0 +1,210 @@
+"""The `dynalocal` command: --help, and the exact command the Dockerfile runs (startup time, memory, health)."""
+from __future__ import annotations
+
+import json
+import os
+import re
+import shutil
+import signal
+import subprocess
+import sys
+import time
+import urllib.request
+from pathlib import Path
+
+import boto3
+import pytest
+
+from conftest import free_port
+
+ROOT = Path(__file__).resolve().parents[2]
+DOCKERFILE = ROOT / "docker" / "Dockerfile"
+
+
+def dockerfile_instruction(name: str) -> list[str]:
+    """The exec-form JSON array of a Dockerfile instruction (continuation lines joined)."""
+    text = DOCKERFILE.read_text().replace("\\\n", " ")
+    for line in text.splitlines():
+        match = re.match(rf"\s*{name}\s+(?:--\S+\s+)*(?:CMD\s+)?(\[.*\])\s*$", line)
+        if match:
+            return json.loads(match.group(1))
+    raise AssertionError(f"no exec-form {name} in {DOCKERFILE}")
+
+
+def with_port(command: list[str], port: int) -> list[str]:
+    out = list(command)
+    out[out.index("--port") + 1] = str(port)
+    return out
+
+
+def executable(name: str) -> str:
+    """A console script as the image has it on PATH: here, the one installed beside this Python."""
+    beside = Path(sys.executable).parent / name
+    found = str(beside) if beside.exists() else shutil.which(name)
+    assert found, f"{name} is not installed (pip install -e .)"
+    return found
+
+
+def listening_addresses(port: int) -> set[str]:
+    """Local IPv4 addresses with a listening TCP socket on `port` (from /proc/net/tcp)."""
+    out = set()
+    for line in Path("/proc/net/tcp").read_text().splitlines()[1:]:
+        local, state = line.split()[1], line.split()[3]
+        address, hex_port = local.split(":")
+        if state == "0A" and int(hex_port, 16) == port:
+            out.add(".".join(str(b) for b in reversed(bytes.fromhex(address))))
+    return out
+
+
+# uvicorn (>= 0.29) shuts down gracefully on SIGTERM and then re-raises the signal, so -15 is a clean exit too.
+CLEAN_EXIT = (0, -signal.SIGTERM)
+
+
+def rss_kib(pid: int) -> int:
+    for line in Path(f"/proc/{pid}/status").read_text().splitlines():
+        if line.startswith("VmRSS:"):
+            return int(line.split()[1])
+    raise AssertionError("no VmRSS")
+
+
+class Running:
+    """A dynalocal process started with `command`; knows how long it took to answer its first request."""
+
+    def __init__(self, command: list[str], port: int) -> None:
+        self.port = port
+        self.url = f"http://127.0.0.1:{port}"
+        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        started = time.monotonic()
+        self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd="/")
+        deadline = started + 20
+        while True:
+            if self.proc.poll() is not None:
+                raise AssertionError(f"dynalocal exited with {self.proc.returncode}: {self.proc.stdout.read().decode()}")
+            try:
+                with urllib.request.urlopen(self.url + "/_dynalocal/health", timeout=1) as resp:
+                    self.health = json.loads(resp.read())
+                    break
+            except OSError:
+                if time.monotonic() > deadline:
+                    self.stop()
+                    raise AssertionError("dynalocal did not answer within 20 s")
+                time.sleep(0.005)
+        self.startup = time.monotonic() - started
+
+    def stop(self) -> tuple[int, str]:
+        if self.proc.poll() is None:
+            self.proc.send_signal(signal.SIGTERM)
+            try:
+                self.proc.wait(10)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait(10)
+        return self.proc.returncode, self.proc.stdout.read().decode()
+
+
+def test_help():
+    out = subprocess.run([sys.executable, "-m", "dynalocal", "--help"], capture_output=True, text=True, timeout=60)
+    assert out.returncode == 0, out.stderr
+    for option in ("--host", "--port", "--log-level"):
+        assert option in out.stdout
+    assert "127.0.0.1" in out.stdout and "8000" in out.stdout
+
+
+def test_bad_option_is_a_usage_error():
+    out = subprocess.run([sys.executable, "-m", "dynalocal", "--port", "not-a-port"], capture_output=True, text=True,
+                         timeout=60)
+    assert out.returncode == 2 and "usage:" in out.stderr
+
+
+def test_the_dockerfile_command_serves_dynamodb():
+    command = dockerfile_instruction("CMD")
+    assert command[0] == "dynalocal" and command[command.index("--host") + 1] == "0.0.0.0"
+    assert "EXPOSE 8000" in DOCKERFILE.read_text() and command[command.index("--port") + 1] == "8000"
+    port = free_port()
+    server = Running([executable(command[0])] + with_port(command, port)[1:], port)
+    try:
+        rss = rss_kib(server.proc.pid)
+        print(f"\nstartup (process start to first answered request): {server.startup * 1000:.0f} ms; "
+              f"idle RSS after startup: {rss / 1024:.1f} MiB")
+        assert server.health["status"] == "ok"
+        assert listening_addresses(port) == {"0.0.0.0"}
+        session = boto3.session.Session(aws_access_key_id="x", aws_secret_access_key="x", region_name="eu-west-1")
+        ddb = session.client("dynamodb", endpoint_url=server.url)
+        ddb.create_table(TableName="cli-check", KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+                         AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+                         BillingMode="PAY_PER_REQUEST")
+        ddb.put_item(TableName="cli-check", Item={"id": {"S": "a"}, "n": {"N": "1.0"}})
+        assert ddb.get_item(TableName="cli-check", Key={"id": {"S": "a"}})["Item"] == {"id": {"S": "a"}, "n": {"N": "1"}}
+        assert ddb.list_tables()["TableNames"] == ["cli-check"]
+        # The image's HEALTHCHECK command, pointed at this port, reports healthy.
+        check = [c.replace(":8000/", f":{port}/") for c in dockerfile_instruction("HEALTHCHECK")]
+        assert check[0] == "python"
+        assert subprocess.run([sys.executable] + check[1:], timeout=30).returncode == 0
+        assert server.startup < 5.0, f"startup took {server.startup:.2f} s"
+    finally:
+        code, output = server.stop()
+    assert code in CLEAN_EXIT, output
+    assert "Traceback" not in output, output
+
+
+def test_binds_loopback_by_default():
+    port = free_port()
+    server = Running([executable("dynalocal"), "--port", str(port), "--log-level", "warning"], port)
+    try:
+        assert listening_addresses(port) == {"127.0.0.1"}
+    finally:
+        code, output = server.stop()
+    assert code in CLEAN_EXIT, output
+
+
+@pytest.mark.parametrize("level", ["debug", "critical"])
+def test_log_levels(level):
+    port = free_port()
+    server = Running([sys.executable, "-m", "dynalocal", "--port", str(port), "--log-level", level], port)
+    code, output = server.stop()
+    assert code in CLEAN_EXIT, output
+    assert ("Uvicorn running" in output) == (level == "debug")
+    assert "Traceback" not in output, output
+
+
+# --- the README tells the truth ------------------------------------------------------------
+
+README = ROOT / "README.md"
+
+
+def status_table() -> dict[str, str]:
+    """Operation -> status ("supported", "partial", "not yet") from the README's Status table."""
+    from dynalocal.server.handlers import KNOWN_OPERATIONS
+
+    section = README.read_text().split("\n## Status", 1)[1].split("\n## ", 1)[0]
+    out: dict[str, str] = {}
+    for line in section.splitlines():
+        cells = [c.strip() for c in line.strip().strip("|").split("|")]
+        if len(cells) < 2 or not cells[0].startswith("`"):
+            continue
+        for operation in re.findall(r"`(\w+)`", cells[0]):
+            assert operation in KNOWN_OPERATIONS, f"README lists unknown operation {operation}"
+            assert operation not in out, f"README lists {operation} twice"
+            out[operation] = cells[1]
+    return out
+
+
+def test_readme_status_table_matches_the_handlers():
+    from dynalocal.server.handlers import HANDLERS, KNOWN_OPERATIONS
+
+    table = status_table()
+    assert set(table) == set(KNOWN_OPERATIONS), f"missing from README: {sorted(KNOWN_OPERATIONS - set(table))}"
+    assert set(table.values()) <= {"supported", "partial", "not yet"}
+    served = {op for op, status in table.items() if status != "not yet"}
+    assert served == set(HANDLERS), (f"README says served but not implemented: {sorted(served - set(HANDLERS))}; "
+                                     f"implemented but README says not yet: {sorted(set(HANDLERS) - served)}")
+
+
+def test_readme_documents_every_command_line_option():
+    from dynalocal.server.cli import parse_args
+
+    text = README.read_text()
+    options = [a for a in vars(parse_args([]))]
+    for option in options:
+        flag = "--" + option.replace("_", "-")
+        assert f"`{flag}`" in text, f"README does not document {flag}"
