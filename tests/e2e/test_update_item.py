@@ -124,7 +124,7 @@ def test_invalid_updates_are_rejected_with_dynamodb_messages(ddb, table):
          "Invalid UpdateExpression: Syntax error; token: "),
         (dict(UpdateExpression="SET n = s + :v", ExpressionAttributeValues={":v": {"N": "1"}}),
          "An operand in the update expression has an incorrect data type"),
-        (dict(UpdateExpression="SET missing.deep = :v", ExpressionAttributeValues={":v": {"N": "1"}}),
+        (dict(UpdateExpression="SET nosuch.deep = :v", ExpressionAttributeValues={":v": {"N": "1"}}),
          "The document path provided in the update expression is invalid for update"),
         (dict(AttributeUpdates={"a": {"Action": "PUT", "Value": {"S": "x"}}}, UpdateExpression="SET b = :v",
               ExpressionAttributeValues={":v": {"N": "1"}}),

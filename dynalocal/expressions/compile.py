@@ -1,0 +1,250 @@
+"""compile_request: validate a request's expression/legacy parameters and bind them.
+
+Parsing, semantic checks and closure compilation are cached per (kind, expression text);
+a repeated request only checks its placeholders, runs the value-dependent checks and wraps
+the cached closures with its own ExpressionAttributeNames/Values.
+
+"1 validation error detected: " prefix: current AWS prepends it for PutItem, UpdateItem and
+DeleteItem to the messages AWS-verified to carry it (unused names/values, empty names/values
+maps, empty expressions); we apply it exactly there and nowhere else. Tests should match on
+message suffixes.
+"""
+from __future__ import annotations
+
+from ..errors import ValidationException
+from ..storage.values import validate_value
+from . import ast as A
+from . import legacy
+from .checks import bind_checks_condition, bind_checks_update, check_condition, check_update, overlap_check
+from .evaluate import Condition, compile_condition
+from .keycond import KeyCondition, key_leaves
+from .parser import parse_condition, parse_projection, parse_update
+from .projection import Projection
+from .update import Update, UpdatePlan
+
+PREFIXED_OPERATIONS = frozenset(("PutItem", "UpdateItem", "DeleteItem"))
+PREFIX = "1 validation error detected: "
+CACHE_SIZE = 4096
+
+# (expression parameters, legacy parameters) per operation, in DynamoDB's listing order.
+_PARAMS = {
+    "GetItem": (("ProjectionExpression",), ("AttributesToGet",)),
+    "BatchGetItem": (("ProjectionExpression",), ("AttributesToGet",)),
+    "TransactGetItems": (("ProjectionExpression",), ()),
+    "PutItem": (("ConditionExpression",), ("Expected", "ConditionalOperator")),
+    "DeleteItem": (("ConditionExpression",), ("Expected", "ConditionalOperator")),
+    "UpdateItem": (("UpdateExpression", "ConditionExpression"), ("AttributeUpdates", "Expected", "ConditionalOperator")),
+    "Query": (("ProjectionExpression", "FilterExpression", "KeyConditionExpression"),
+              ("AttributesToGet", "QueryFilter", "ConditionalOperator", "KeyConditions")),
+    "Scan": (("ProjectionExpression", "FilterExpression"), ("AttributesToGet", "ScanFilter", "ConditionalOperator")),
+    "TransactWriteItems": (("ConditionExpression",), ()),
+}
+_ALL_EXPRESSIONS = ("UpdateExpression", "ConditionExpression", "KeyConditionExpression",
+                    "FilterExpression", "ProjectionExpression")
+_NO_VALUES: dict = {}
+
+
+class Compiled:
+    """Everything a request's expression or legacy parameters amount to (None = absent)."""
+
+    __slots__ = ("condition", "filter", "key_condition", "projection", "update")
+
+    def __init__(self) -> None:
+        self.condition: Condition | None = None
+        self.filter: Condition | None = None
+        self.key_condition: KeyCondition | None = None
+        self.projection: Projection | None = None
+        self.update: Update | None = None
+
+
+class _Template:
+    """A parsed, checked and compiled expression, shared by all requests using its text."""
+
+    __slots__ = ("names", "values", "checks", "payload", "paths")
+
+    def __init__(self, names: list, values: list, checks: list, payload: object, paths: tuple = ()) -> None:
+        self.names = names
+        self.values = values
+        self.checks = checks
+        self.payload = payload
+        self.paths = paths
+
+
+def _condition_template(text: str, param: str) -> _Template:
+    parsed = parse_condition(text, param)
+    check_condition(parsed.tree, param)
+    checks = bind_checks_condition(parsed.tree, param)
+    return _Template(parsed.names, parsed.values, checks, compile_condition(parsed.tree),
+                     tuple(A.iter_paths(parsed.tree)))
+
+
+def _key_condition_template(text: str, param: str) -> _Template:
+    parsed = parse_condition(text, param)
+    check_condition(parsed.tree, param)
+    leaves = key_leaves(parsed.tree)
+    return _Template(parsed.names, parsed.values, bind_checks_condition(parsed.tree, param), leaves)
+
+
+def _projection_template(text: str, param: str) -> _Template:
+    parsed = parse_projection(text)
+    overlap = overlap_check(param, list(parsed.tree))
+    return _Template(parsed.names, parsed.values, [overlap] if overlap else [], parsed.tree)
+
+
+def _update_template(text: str, param: str) -> _Template:
+    parsed = parse_update(text)
+    check_update(parsed.tree)
+    return _Template(parsed.names, parsed.values, bind_checks_update(parsed.tree), UpdatePlan(parsed.tree))
+
+
+_BUILDERS = {
+    "UpdateExpression": _update_template,
+    "ConditionExpression": _condition_template,
+    "KeyConditionExpression": _key_condition_template,
+    "FilterExpression": _condition_template,
+    "ProjectionExpression": _projection_template,
+}
+_cache: dict[tuple[str, str], _Template] = {}
+
+
+def template(param: str, text: str) -> _Template:
+    """The cached template for an expression text (parsing it on first use)."""
+    key = (param, text)
+    found = _cache.get(key)
+    if found is None:
+        found = _BUILDERS[param](text, param)
+        if len(_cache) >= CACHE_SIZE:
+            _cache.clear()
+        _cache[key] = found
+    return found
+
+
+def _bind(tpl: _Template, param: str, names: dict, values: dict) -> None:
+    for name in tpl.names:
+        if name not in names:
+            raise ValidationException(f"Invalid {param}: An expression attribute name used in the document "
+                                      f"path is not defined; attribute name: {name}")
+    for value in tpl.values:
+        if value not in values:
+            raise ValidationException(f"Invalid {param}: An expression attribute value used in expression "
+                                      f"is not defined; attribute value: {value}")
+    for check in tpl.checks:
+        check(names, values)
+
+
+def _valid_key(key: str, sigil: str) -> bool:
+    body = key[1:]
+    return key[:1] == sigil and body.isascii() and (body.isalnum() or body.replace("_", "a").isalnum())
+
+
+def _check_placeholder_maps(names: dict | None, values: dict | None, prefix: str) -> None:
+    if names is not None:
+        if not names:
+            raise ValidationException(prefix + "ExpressionAttributeNames must not be empty")
+        for key in names:
+            if not _valid_key(key, "#"):
+                raise ValidationException(f'ExpressionAttributeNames contains invalid key: Syntax error; key: "{key}"')
+    if values is not None:
+        if not values:
+            raise ValidationException(prefix + "ExpressionAttributeValues must not be empty")
+        for key, av in values.items():
+            if not _valid_key(key, ":"):
+                raise ValidationException(f'ExpressionAttributeValues contains invalid key: Syntax error; key: "{key}"')
+            try:
+                validate_value(av)
+            except ValidationException as e:
+                raise ValidationException(
+                    f"ExpressionAttributeValues contains invalid value: {e.message} for key {key}") from None
+
+
+def _check_parameter_mix(params: dict, operation: str) -> tuple[tuple[str, ...], bool]:
+    """Legacy/expression mixing and names/values without expressions.
+
+    Returns the expression parameters present and whether any legacy parameter is.
+    """
+    expressions, legacies = _PARAMS.get(operation, (_ALL_EXPRESSIONS, ()))
+    if operation == "TransactWriteItems" and params.get("UpdateExpression") is not None:
+        expressions = ("UpdateExpression", "ConditionExpression")
+    present = tuple(p for p in _ALL_EXPRESSIONS if p in expressions and params.get(p) is not None)
+    legacy_present = [p for p in legacies if params.get(p) is not None]
+    if present and legacy_present:
+        mixed = legacy_present
+        if params.get("KeyConditionExpression") is None:
+            mixed = [p for p in mixed if p != "KeyConditions"]
+        if mixed:
+            present = tuple(p for p in expressions if params.get(p) is not None)
+            raise ValidationException(
+                "Can not use both expression and non-expression parameters in the same request: "
+                f"Non-expression parameters: {{{', '.join(mixed)}}} Expression parameters: {{{', '.join(present)}}}")
+    if params.get("ExpressionAttributeNames") is not None and not present:
+        raise ValidationException("ExpressionAttributeNames can only be specified when using expressions")
+    value_expressions = [p for p in expressions if p != "ProjectionExpression"]
+    if (value_expressions and params.get("ExpressionAttributeValues") is not None
+            and all(params.get(p) is None for p in value_expressions)):
+        verb = "are" if len(value_expressions) > 1 else "is"
+        raise ValidationException("ExpressionAttributeValues can only be specified when using expressions: "
+                                  f"{' and '.join(value_expressions)} {verb} null")
+    return present, bool(legacy_present)
+
+
+def _compile_legacy(params: dict, out: Compiled) -> None:
+    operator = params.get("ConditionalOperator")
+    if params.get("Expected") is not None:
+        tree = legacy.expected_tree(params["Expected"], operator)
+        if tree is not None:
+            out.condition = Condition(compile_condition(tree), _NO_VALUES, _NO_VALUES, tuple(A.iter_paths(tree)))
+    if params.get("AttributeUpdates") is not None:
+        out.update = Update(UpdatePlan(legacy.attribute_updates(params["AttributeUpdates"])), _NO_VALUES, _NO_VALUES)
+    if params.get("KeyConditions") is not None:
+        out.key_condition = KeyCondition(legacy.key_conditions(params["KeyConditions"]))
+    for name in ("QueryFilter", "ScanFilter"):
+        if params.get(name) is not None:
+            tree = legacy.filter_tree(params[name], operator)
+            if tree is not None:
+                out.filter = Condition(compile_condition(tree), _NO_VALUES, _NO_VALUES, tuple(A.iter_paths(tree)))
+    if params.get("AttributesToGet") is not None:
+        out.projection = Projection(legacy.attributes_to_get(params["AttributesToGet"]))
+
+
+def compile_request(params: dict, operation: str) -> Compiled:
+    """Validate and bind a request's expressions and legacy parameters (ValidationException on error)."""
+    prefix = PREFIX if operation in PREFIXED_OPERATIONS else ""
+    present, has_legacy = _check_parameter_mix(params, operation)
+    out = Compiled()
+    if has_legacy:
+        _compile_legacy(params, out)
+    names_map = params.get("ExpressionAttributeNames")
+    values_map = params.get("ExpressionAttributeValues")
+    _check_placeholder_maps(names_map, values_map, prefix)
+    names = names_map or _NO_VALUES
+    values = values_map or _NO_VALUES
+    used_names: set[str] = set()
+    used_values: set[str] = set()
+    for param in present:
+        text = params[param]
+        if text == "":
+            raise ValidationException(f"{prefix}Invalid {param}: The expression can not be empty;")
+        tpl = template(param, text)
+        _bind(tpl, param, names, values)
+        used_names.update(tpl.names)
+        used_values.update(tpl.values)
+        if param == "UpdateExpression":
+            out.update = Update(tpl.payload, names, values)
+        elif param == "ConditionExpression":
+            out.condition = Condition(tpl.payload, names, values, tpl.paths)
+        elif param == "FilterExpression":
+            out.filter = Condition(tpl.payload, names, values, tpl.paths)
+        elif param == "KeyConditionExpression":
+            out.key_condition = KeyCondition([(A.resolve_path(path, names)[0], op, [
+                values[v.name] for v in operands]) for path, op, operands in tpl.payload])
+        else:
+            out.projection = Projection([A.resolve_path(p, names) for p in tpl.payload])
+    unused = [k for k in names if k not in used_names]
+    if unused:
+        raise ValidationException(
+            f"{prefix}Value provided in ExpressionAttributeNames unused in expressions: keys: {{{', '.join(unused)}}}")
+    unused = [k for k in values if k not in used_values]
+    if unused:
+        raise ValidationException(
+            f"{prefix}Value provided in ExpressionAttributeValues unused in expressions: keys: {{{', '.join(unused)}}}")
+    return out

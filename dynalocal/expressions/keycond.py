@@ -1,0 +1,107 @@
+"""Key conditions for Query: KeyConditionExpression structure rules and key-schema matching.
+
+A key condition reduces to at most two leaves `(path, op, value operands)`; op is one of
+EQ LT LE GT GE BETWEEN BEGINS_WITH, the forms an index seek over a sorted partition serves.
+"""
+from __future__ import annotations
+
+from ..errors import ValidationException, invalid
+from . import ast as A
+from .semantics import tag_of
+
+_OPS = {"=": "EQ", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE"}
+_FLIPPED = {"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+_NOT_ALLOWED = frozenset(("attribute_exists", "attribute_not_exists", "attribute_type", "contains"))
+ONE_PER_KEY = "KeyConditionExpressions must only contain one condition per key"
+
+
+def _error(detail: str) -> ValidationException:
+    return ValidationException(detail)
+
+
+def _condition_error(detail: str) -> ValidationException:
+    return ValidationException(f"Invalid condition in KeyConditionExpression: {detail}")
+
+
+def _leaf(path_first: object, rest: tuple, op: str, first_operand_name: str | None) -> tuple:
+    operands = (path_first, *rest)
+    if any(isinstance(o, A.Call) for o in operands):
+        raise _error("KeyConditionExpressions cannot contain nested operations")
+    paths = [o for o in operands if isinstance(o, A.Path)]
+    if first_operand_name and not isinstance(path_first, A.Path):
+        raise _condition_error(f"{first_operand_name} operator must have the key attribute as its first operand")
+    if len(paths) > 1:
+        raise _condition_error("Multiple attribute names used in one condition")
+    if not paths:
+        raise _condition_error("No key attribute specified")
+    if len(paths[0].elements) > 1:
+        raise _error("KeyConditionExpressions cannot have conditions on nested attributes")
+    return paths[0], op, tuple(o for o in operands if not isinstance(o, A.Path))
+
+
+def key_leaves(tree: object) -> list[tuple]:
+    """Validate a parsed KeyConditionExpression; return its (path, op, value nodes) leaves."""
+    leaves: list[tuple] = []
+
+    def walk(node: object) -> None:
+        if isinstance(node, A.And):
+            for item in node.items:
+                walk(item)
+        elif isinstance(node, A.Or):
+            raise _error("Invalid operator used in KeyConditionExpression: OR")
+        elif isinstance(node, A.Not):
+            raise _error("Invalid operator used in KeyConditionExpression: NOT")
+        elif isinstance(node, A.In):
+            raise _error("Invalid operator used in KeyConditionExpression: IN")
+        elif isinstance(node, A.Compare):
+            if node.op == "<>":
+                raise _error("Invalid operator used in KeyConditionExpression: <>")
+            op = node.op if isinstance(node.left, A.Path) or not isinstance(node.right, A.Path) else _FLIPPED[node.op]
+            leaves.append(_leaf(node.left, (node.right,), _OPS[op], None))
+        elif isinstance(node, A.Between):
+            leaves.append(_leaf(node.subject, (node.low, node.high), "BETWEEN", "BETWEEN"))
+        elif node.name in _NOT_ALLOWED:
+            raise _error(f"Invalid operator used in KeyConditionExpression: {node.name}")
+        else:  # begins_with (size as a whole condition was rejected earlier)
+            leaves.append(_leaf(node.args[0], node.args[1:], "BEGINS_WITH", "begins_with"))
+
+    walk(tree)
+    if len(leaves) > 2:
+        raise _error(ONE_PER_KEY)
+    return leaves
+
+
+class KeyCondition:
+    """Resolved key conditions: a list of (attribute name, op, value AttributeValues)."""
+
+    __slots__ = ("conditions",)
+
+    def __init__(self, conditions: list[tuple[str, str, list[dict]]]) -> None:
+        if len(conditions) == 2 and conditions[0][0] == conditions[1][0]:
+            raise _error(ONE_PER_KEY)
+        self.conditions = conditions
+
+    def resolve(self, hash_name: str, range_name: str | None, hash_type: str | None = None,
+                range_type: str | None = None) -> tuple[dict, str | None, list[dict]]:
+        """Match against a key schema: (hash value, range op or None, range values).
+
+        Key types, when given, are checked against the condition values.
+        """
+        by_name = {name: (op, avs) for name, op, avs in self.conditions}
+        if hash_name not in by_name:
+            raise _error(f"Query condition missed key schema element: {hash_name}")
+        hash_op, hash_avs = by_name.pop(hash_name)
+        if hash_op != "EQ":
+            raise _error("Query key condition not supported")
+        range_op, range_avs = None, []
+        if by_name:
+            ((name, (range_op, range_avs)),) = by_name.items()
+            if range_name is None:
+                raise _error("Query key condition not supported")
+            if name != range_name:
+                raise _error(f"Query condition missed key schema element: {range_name}")
+        mismatch = (hash_type is not None and tag_of(hash_avs[0]) != hash_type) or (
+            range_type is not None and any(tag_of(av) != range_type for av in range_avs))
+        if mismatch:
+            raise invalid("Condition parameter type does not match schema type")
+        return hash_avs[0], range_op, list(range_avs)
