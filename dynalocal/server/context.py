@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import time
 from dataclasses import dataclass, field
-from typing import Callable
+from typing import Any, Callable
 
 from ..storage.database import Database
 
@@ -16,6 +16,11 @@ class Settings:
     burst_seconds: float = 300.0
     allow_reset: bool = True
     ttl_interval: float = 1.0  # seconds between sweeps for expired TTL items
+    data_dir: str | None = None  # persist here (write-ahead log + snapshots); None = in memory only
+    sync: str = "batch"  # always | batch | none: when the log is fsynced (see server.groupcommit)
+    sync_interval: float = 0.002  # batch mode: seconds one fsync waits to gather writes
+    snapshot_bytes: int = 64 * 1024 * 1024  # log bytes after which a snapshot is taken (at least)
+    request_timeout: float = 30.0  # seconds a client has to send one whole request
 
 
 @dataclass
@@ -25,3 +30,5 @@ class Context:
     clock: Callable[[], float] = time.monotonic  # capacity refill; injectable for deterministic tests
     wall_clock: Callable[[], float] = time.time  # epoch seconds, for TTL expiry; injectable too
     expiry: dict = field(default_factory=dict)  # table name -> storage.ttl.ExpiryIndex
+    tokens: dict = field(default_factory=dict)  # ClientRequestToken -> (fingerprint, response, monotonic time)
+    journal: Any = None  # server.durability.Durability when there is a data directory

@@ -1,0 +1,281 @@
+"""TransactWriteItems and TransactGetItems: all or nothing, isolated, idempotent by token.
+
+A transaction is planned completely (validation, key checks, conditions, admission) before
+any action is applied; handlers run one at a time on the event loop, so the apply phase is
+atomic and no other request can observe or interleave with it.
+"""
+from __future__ import annotations
+
+import time
+from dataclasses import dataclass
+from typing import Any
+
+import orjson
+
+from ...errors import (ConditionalCheckFailedException, IdempotentParameterMismatchException,
+                       TransactionCanceledException, ValidationException)
+from ...expressions import compile_request
+from ...storage.capacity import read_units, write_units
+from ...storage.database import TableEntry
+from ...storage.index import check_index_keys
+from ...storage.values import MAX_ITEM_SIZE, item_size, validate_item
+from ..context import Context
+from ..throttling import charge_read, charge_write, table_meter, throttled
+from .common import data_table
+
+ACTIONS = ("ConditionCheck", "Put", "Update", "Delete")
+TOKEN_LIFETIME = 600.0
+MAX_REQUEST_BYTES = 4 * 1024 * 1024
+ITEM_TOO_BIG = "Item size has exceeded the maximum allowed size"
+UPDATE_TOO_BIG = "Item size to update has exceeded the maximum allowed size"
+
+
+class Cancelled(Exception):
+    """One action's cancellation reason (code and message)."""
+
+    def __init__(self, code: str, message: str | None = None, item: dict | None = None) -> None:
+        super().__init__(code)
+        self.code, self.message, self.item = code, message, item
+
+
+@dataclass
+class Action:
+    """One planned write: where it goes and what it leaves there."""
+
+    kind: str
+    spec: dict
+    entry: TableEntry
+    key: bytes = b""
+    part: int = 0
+    old: tuple | None = None
+    new: tuple | None = None  # record to store; None with kind Delete means delete
+    units: float = 0.0
+    compiled: Any = None
+    spec_size: int = 0  # validated size of a Put's item
+
+
+def _one_action(element: dict) -> tuple[str, dict]:
+    present = [k for k in ACTIONS if element.get(k) is not None]
+    if len(present) != 1:
+        raise ValidationException("TransactItems can only contain one of Check, Put, Update or Delete")
+    return present[0], element[present[0]]
+
+
+def _plan_write(ctx: Context, action: Action) -> None:
+    """Key checks, current item, condition, new record; raises Cancelled for this action."""
+    spec, table = action.spec, action.entry.table
+    try:
+        if action.kind == "Put":
+            action.key = table.schema.check_item(spec["Item"])
+            if table.indexes:
+                check_index_keys(table, spec["Item"])
+        else:
+            action.key = table.schema.check_key(spec["Key"], "One or more parameter values are not valid. ")
+    except ValidationException as err:
+        raise Cancelled("ValidationError", err.message) from None
+    action.part = table.partition_index(action.key)
+    action.old = table.partitions[action.part].items.get(action.key)
+
+
+def _evaluate(action: Action) -> None:
+    old_item = orjson.loads(action.old[0]) if action.old is not None else None
+    condition = action.compiled.condition if action.compiled is not None else None
+    if condition is not None and not condition.matches(old_item):
+        show = action.spec.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD" and old_item is not None
+        raise Cancelled("ConditionalCheckFailed", ConditionalCheckFailedException().message,
+                        old_item if show else None)
+    kind, table = action.kind, action.entry.table
+    try:
+        if kind == "Put":
+            item = action.spec["Item"]
+            action.new = (orjson.dumps(item), action.spec_size)
+        elif kind == "Update":
+            update = action.compiled.update if action.compiled is not None else None
+            if update is None:
+                new_item = dict(old_item) if old_item is not None else dict(action.spec["Key"])
+            else:
+                new_item = update.apply(old_item, frozenset(table.schema.names), key=action.spec["Key"]).item
+            if new_item is not None:
+                new_item.update(action.spec["Key"])
+                size = item_size(new_item)
+                if size > MAX_ITEM_SIZE:
+                    raise ValidationException(UPDATE_TOO_BIG)
+                if table.indexes:
+                    check_index_keys(table, new_item, update=update is not None)
+                action.new = (orjson.dumps(new_item), size)
+    except ValidationException as err:
+        raise Cancelled("ValidationError", err.message) from None
+    new_size = action.new[1] if action.new is not None else 0
+    action.units = 2 * write_units(max(new_size, action.old[1] if action.old is not None else 0))
+
+
+def _admit(ctx: Context, action: Action, write: bool) -> None:
+    if ctx.settings.throttling == "off":
+        return
+    meter = table_meter(ctx, action.entry)
+    now = ctx.clock()
+    reason = meter.check_write(action.part, now) if write else meter.check_read(action.part, now)
+    if reason is None:
+        return
+    err = throttled(ctx, action.entry, action.part, "Write" if write else "Read", reason)
+    if err is not None:
+        code = "ProvisionedThroughputExceeded" if action.entry.billing_mode == "PROVISIONED" else "ThrottlingError"
+        raise Cancelled(code, err.message)
+
+
+def _cancel(reasons: list[Cancelled | None]) -> TransactionCanceledException:
+    out = []
+    for reason in reasons:
+        if reason is None:
+            out.append({"Code": "None"})
+            continue
+        entry: dict[str, Any] = {"Code": reason.code}
+        if reason.message is not None:
+            entry["Message"] = reason.message
+        if reason.item is not None:
+            entry["Item"] = reason.item
+        out.append(entry)
+    codes = ", ".join(r["Code"] for r in out)
+    return TransactionCanceledException(
+        f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
+        CancellationReasons=out)
+
+
+def _capacity(body: dict, per_table: dict[str, float], write: bool) -> list[dict] | None:
+    mode = body.get("ReturnConsumedCapacity")
+    if mode is None or mode == "NONE":
+        return None
+    out = []
+    for name, units in per_table.items():
+        entry: dict[str, Any] = {"TableName": name, "CapacityUnits": units,
+                                 ("WriteCapacityUnits" if write else "ReadCapacityUnits"): units}
+        if mode == "INDEXES":
+            entry["Table"] = {"CapacityUnits": units}
+        out.append(entry)
+    return out
+
+
+def _idempotency(ctx: Context, body: dict) -> tuple[str | None, bytes]:
+    token = body.get("ClientRequestToken")
+    fingerprint = orjson.dumps({k: v for k, v in body.items() if k != "ReturnConsumedCapacity"},
+                               option=orjson.OPT_SORT_KEYS)
+    return token, fingerprint
+
+
+def transact_write_items(ctx: Context, body: dict) -> dict | bytes:
+    items = body["TransactItems"]
+    token, fingerprint = _idempotency(ctx, body)
+    if token is not None:
+        now = time.monotonic()
+        for old_token in [t for t, (_, _, at) in ctx.tokens.items() if now - at > TOKEN_LIFETIME]:
+            del ctx.tokens[old_token]
+        seen = ctx.tokens.get(token)
+        if seen is not None:
+            if seen[0] != fingerprint:
+                raise IdempotentParameterMismatchException(
+                    "The request uses the same client token as a previous, but non-identical request. "
+                    "Do not reuse a client token with different requests, unless the requests are identical.")
+            return seen[1]
+    if len(orjson.dumps(items)) > MAX_REQUEST_BYTES:
+        raise ValidationException("Transaction size exceeds the maximum allowed size of 4 MB")
+    # 1. Request-level validation: shapes, values, expressions (ValidationException, nothing cancelled).
+    actions: list[Action] = []
+    for element in items:
+        kind, spec = _one_action(element)
+        size = 0
+        if kind == "Put":
+            size = validate_item(spec["Item"])
+        else:
+            validate_item(spec["Key"])
+        compiled = compile_request(spec, "TransactWriteItems")
+        if kind == "Update" and compiled is not None and compiled.update is None and "UpdateExpression" not in spec:
+            raise ValidationException("UpdateExpression must be specified for an Update action")
+        if kind == "ConditionCheck" and (compiled is None or compiled.condition is None):
+            raise ValidationException("ConditionExpression must be specified for a ConditionCheck action")
+        actions.append(Action(kind, spec, data_table(ctx, spec["TableName"]), compiled=compiled, spec_size=size))
+    # 2. Keys, then duplicates; 3. admission, conditions and new images for every action.
+    # Only the first action with an invalid key or item is reported; the others show None.
+    for i, action in enumerate(actions):
+        try:
+            if action.kind == "Put" and action.spec_size > MAX_ITEM_SIZE:
+                raise Cancelled("ValidationError", ITEM_TOO_BIG)
+            _plan_write(ctx, action)
+        except Cancelled as reason:
+            raise _cancel([reason if j == i else None for j in range(len(actions))]) from None
+    reasons: list[Cancelled | None] = [None] * len(actions)
+    seen_keys = set()
+    for action in actions:
+        ident = (action.entry.name, action.key)
+        if ident in seen_keys:
+            raise ValidationException("Transaction request cannot include multiple operations on one item")
+        seen_keys.add(ident)
+    for i, action in enumerate(actions):
+        try:
+            _admit(ctx, action, write=True)
+            _evaluate(action)
+        except Cancelled as reason:
+            reasons[i] = reason
+    if any(reasons):
+        raise _cancel(reasons)
+    # 4. Apply: nothing below can fail.
+    per_table: dict[str, float] = {}
+    for action in actions:
+        table = action.entry.table
+        units = action.units
+        applied = action.new is not None or (action.kind == "Delete" and action.old is not None)
+        if applied:
+            table.apply(action.key, action.new)
+            units += 2 * sum(table.index_write_units.values())  # index writes are transactional too
+        charge_write(ctx, action.entry, action.part, units, action.key)
+        name = action.spec["TableName"]
+        per_table[name] = per_table.get(name, 0.0) + units
+    out: dict[str, Any] = {}
+    cc = _capacity(body, per_table, write=True)
+    if cc:
+        out["ConsumedCapacity"] = cc
+    result = out or b"{}"
+    if token is not None:
+        ctx.tokens[token] = (fingerprint, result, time.monotonic())
+    return result
+
+
+def transact_get_items(ctx: Context, body: dict) -> dict:
+    planned = []
+    for element in body["TransactItems"]:
+        spec = element["Get"]
+        validate_item(spec["Key"])
+        compiled = compile_request(spec, "TransactGetItems")
+        action = Action("Get", spec, data_table(ctx, spec["TableName"]), compiled=compiled)
+        planned.append(action)
+    reasons: list[Cancelled | None] = [None] * len(planned)
+    for i, action in enumerate(planned):
+        try:
+            table = action.entry.table
+            try:
+                action.key = table.schema.check_key(action.spec["Key"])
+            except ValidationException as err:
+                raise Cancelled("ValidationError", err.message) from None
+            action.part = table.partition_index(action.key)
+            _admit(ctx, action, write=False)
+        except Cancelled as reason:
+            reasons[i] = reason
+    if any(reasons):
+        raise _cancel(reasons)
+    responses, per_table = [], {}
+    for action in planned:
+        record = action.entry.table.partitions[action.part].items.get(action.key)
+        units = 2 * read_units(record[1] if record else 0, True)
+        charge_read(ctx, action.entry, action.part, units, action.key)
+        name = action.spec["TableName"]
+        per_table[name] = per_table.get(name, 0.0) + units
+        if record is None:
+            responses.append({})
+            continue
+        item = orjson.loads(record[0])
+        projection = action.compiled.projection if action.compiled is not None else None
+        responses.append({"Item": projection.apply(item) if projection is not None else item})
+    out: dict[str, Any] = {"Responses": responses}
+    cc = _capacity(body, per_table, write=False)
+    if cc:
+        out["ConsumedCapacity"] = cc
+    return out
