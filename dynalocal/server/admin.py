@@ -9,6 +9,7 @@ from starlette.routing import Route
 
 from ..storage.database import TableEntry
 from .context import Context
+from .durability import reset_database
 from .throttling import table_meter
 
 HOT_KEYS_SHOWN = 5
@@ -63,7 +64,14 @@ def admin_routes(ctx: Context) -> list[Route]:
     async def metrics(_: Request) -> Response:
         return PlainTextResponse(prometheus(ctx), media_type="text/plain; version=0.0.4")
 
-    return [Route("/_dynalocal/health", health),
+    async def reset(_: Request) -> Response:
+        if not ctx.settings.allow_reset:
+            return JSONResponse({"__type": "com.amazonaws.dynamodb.v20120810#AccessDeniedException",
+                                 "message": "reset is disabled (--no-reset)"}, status_code=403)
+        return JSONResponse({"reset": True, "tables_dropped": await reset_database(ctx)})
+
+    return [Route("/_dynalocal/reset", reset, methods=["POST"]),
+            Route("/_dynalocal/health", health),
             Route("/_dynalocal/tables/{table}/partitions", partitions),
             Route("/_dynalocal/metrics", metrics)]
 

@@ -47,6 +47,8 @@ def dispatch(ctx: Context, target: str | None, raw: bytes) -> tuple[int, bytes]:
         if handler is None:
             raise UnknownOperationException(f"dynalocal does not implement {operation} yet")
         validate(operation, body)
+        if None in body.values():  # hardening: a JSON null member counts as absent, as in DynamoDB
+            body = {k: v for k, v in body.items() if v is not None}
         return 200, codec.encode(handler(ctx, body))
     except DynamoError as err:
         return _error(err)
@@ -91,6 +93,8 @@ class DynamoApp:
             elif message["type"] == "lifespan.shutdown":
                 if task is not None:
                     task.cancel()
+                if self.ctx.journal is not None:  # durability: final snapshot, close the log
+                    await self.ctx.journal.close()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
@@ -118,6 +122,8 @@ class DynamoApp:
         chunks, total = [], 0
         while True:
             message = await receive()
+            if message["type"] == "http.disconnect":  # client gone (or timed out) mid-body: run nothing
+                return
             chunk = message.get("body", b"")
             total += len(chunk)
             if total > MAX_BODY:
@@ -130,7 +136,12 @@ class DynamoApp:
         if raw and content_type not in ACCEPTED_TYPES:
             await _send(send, 404, NOT_FOUND_BODY, b"text/plain")
             return
+        journal = self.ctx.journal  # durability: one log group per request, answered once durable
+        if journal is not None:
+            journal.begin()
         status, body = dispatch(self.ctx, target, raw)
+        if journal is not None:
+            status, body = await journal.commit(target, raw, status, body)
         await _send(send, status, body)
 
 

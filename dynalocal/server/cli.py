@@ -18,6 +18,19 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="seconds between sweeps that delete expired TTL items (default 1)")
     parser.add_argument("--burst-seconds", type=float, default=300.0,
                         help="seconds of unused partition capacity kept as burst (default 300)")
+    parser.add_argument("--data-dir", default=None,
+                        help="persist tables and items in this directory (default: in memory only)")
+    parser.add_argument("--sync", default="batch", choices=["always", "batch", "none"],
+                        help="fsync the log before each answer (always), per group of writes (batch), or never")
+    parser.add_argument("--sync-interval-ms", type=float, default=2.0,
+                        help="batch mode: milliseconds one fsync waits to gather writes (default 2)")
+    parser.add_argument("--snapshot-mb", type=float, default=64.0,
+                        help="take a snapshot once the log has grown this many MiB (default 64)")
+    parser.add_argument("--no-reset", action="store_true", help="disable POST /_dynalocal/reset")
+    parser.add_argument("--request-timeout", type=float, default=30.0,
+                        help="seconds a client has to send a whole request (default 30)")
+    parser.add_argument("--keep-alive-timeout", type=int, default=5,
+                        help="seconds an idle keep-alive connection stays open (default 5)")
     return parser.parse_args(argv)
 
 
@@ -29,6 +42,17 @@ def main(argv: list[str] | None = None) -> None:
 
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     ctx = Context(settings=Settings(host=args.host, port=args.port, throttling=args.throttling,
-                                   burst_seconds=args.burst_seconds, ttl_interval=args.ttl_interval))
+                                   burst_seconds=args.burst_seconds, ttl_interval=args.ttl_interval,
+                                   allow_reset=not args.no_reset, data_dir=args.data_dir, sync=args.sync,
+                                   sync_interval=args.sync_interval_ms / 1000,
+                                   snapshot_bytes=int(args.snapshot_mb * 1024 * 1024),
+                                   request_timeout=args.request_timeout))
+    if args.data_dir is not None:
+        from .durability import Durability
+
+        Durability.open(ctx)
+    from .timeouts import deadline_protocol
+
     uvicorn.run(create_app(ctx), host=args.host, port=args.port, log_level=args.log_level,
-                access_log=False, loop="uvloop", http="httptools", lifespan="on")
+                access_log=False, loop="uvloop", http=deadline_protocol(args.request_timeout), lifespan="on",
+                timeout_keep_alive=args.keep_alive_timeout)

@@ -79,6 +79,8 @@ class Table(ItemStore):
         self.name = name
         self.schema = schema
         self.listeners: list[Listener] = []
+        self.indexes: dict = {}  # index name -> storage.index.Index, maintained by a listener
+        self.index_write_units: dict[str, float] = {}  # per index, of the latest apply
 
     def apply(self, key: bytes, new: Record | None) -> Record | None:
         """Put (new is a record) or delete (new is None) one item; return the old record."""

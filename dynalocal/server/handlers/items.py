@@ -4,7 +4,9 @@ from __future__ import annotations
 import orjson
 
 from ...errors import ConditionalCheckFailedException, ValidationException
+from ...storage.blob import dumps
 from ...storage.capacity import read_units, write_units
+from ...storage.index import check_index_keys
 from ...storage.values import MAX_ITEM_SIZE, item_size, validate_item
 from ..context import Context
 from ..throttling import admit_read, admit_write, charge_read, charge_write
@@ -70,11 +72,13 @@ def put_item(ctx: Context, body: dict) -> dict | bytes:
     entry = data_table(ctx, body["TableName"])
     table = entry.table
     key = table.schema.check_item(item)
+    if table.indexes:
+        check_index_keys(table, item)
     part = table.partition_index(key)
     admit_write(ctx, entry, part)
     old = table.partitions[part].items.get(key)
     old_item = _check_condition(ctx, entry, part, key, compiled, body, old, None, size) if compiled else None
-    table.apply(key, (orjson.dumps(item), size))
+    table.apply(key, (dumps(item), size))
     units = write_units(max(size, old[1] if old else 0))
     charge_write(ctx, entry, part, units, key)
     out: dict = {}
@@ -144,7 +148,9 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
         size = item_size(new_item)
         if size > MAX_ITEM_SIZE:
             raise ValidationException(UPDATE_TOO_BIG)
-        table.apply(key, (orjson.dumps(new_item), size))
+        if table.indexes:
+            check_index_keys(table, new_item, update=update is not None)
+        table.apply(key, (dumps(new_item), size))
     units = write_units(max(size, old[1] if old else 0))
     charge_write(ctx, entry, part, units, key)
     out: dict = {}

@@ -7,9 +7,11 @@ from typing import Any
 
 from ...errors import ResourceInUseException, ValidationException, invalid
 from ...storage.database import TableEntry
+from ...storage.index import build_indexes
 from ...storage.keys import KeySchema
 from ..context import Context
 from ..throttling import table_meter
+from . import index_updates
 from .common import control_table
 
 MAX_THROUGHPUT = 10**12
@@ -28,18 +30,25 @@ def partition_count(entry: TableEntry) -> int:
     return max(1, by_throughput, by_size)
 
 
+def _too_many_keys(elements: list[dict], path: str) -> ValidationException:
+    """Tables and LSIs have one or two key elements (the current model has no maximum: multi-attribute GSI keys)."""
+    shown = ", ".join(f"{{AttributeName={e['AttributeName']}, KeyType={e['KeyType']}}}" for e in elements)
+    return ValidationException(f"1 validation error detected: Value '[{shown}]' at '{path}' failed to satisfy "
+                               "constraint: Member must have length less than or equal to 2")
+
+
 def _key_schema(elements: list[dict], types: dict[str, str], where: str) -> KeySchema:
     if any(e["AttributeName"] not in types for e in elements):
         raise invalid(f"Some index key attributes are not defined in AttributeDefinitions. "
                       f"Keys: [{', '.join(e['AttributeName'] for e in elements)}], "
                       f"AttributeDefinitions: [{', '.join(types)}]")
+    if len(elements) == 2 and elements[0]["AttributeName"] == elements[1]["AttributeName"]:
+        raise ValidationException("Both the Hash Key and the Range Key element in the KeySchema have the same name")
     if elements[0]["KeyType"] != "HASH":
         raise ValidationException("Invalid KeySchema: The first KeySchemaElement is not a HASH key type")
     if len(elements) == 2:
         if elements[1]["KeyType"] != "RANGE":
             raise ValidationException("Invalid KeySchema: The second KeySchemaElement is not a RANGE key type")
-        if elements[0]["AttributeName"] == elements[1]["AttributeName"]:
-            raise ValidationException("Both the Hash Key and the Range Key element in the KeySchema have the same name")
         return KeySchema(elements[0]["AttributeName"], types[elements[0]["AttributeName"]],
                          elements[1]["AttributeName"], types[elements[1]["AttributeName"]])
     return KeySchema(elements[0]["AttributeName"], types[elements[0]["AttributeName"]])
@@ -81,8 +90,10 @@ def _indexes(body: dict, types: dict[str, str], schema: KeySchema, billing: str)
             raise invalid("Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex")
         if len(lsis) > 5:
             raise invalid("Number of LocalSecondaryIndexes exceeds per-table limit of 5")
-        for lsi in lsis:
+        for i, lsi in enumerate(lsis, 1):
             name = lsi["IndexName"]
+            if len(lsi["KeySchema"]) > 2:
+                raise _too_many_keys(lsi["KeySchema"], f"localSecondaryIndexes.{i}.member.keySchema")
             index_schema = _key_schema(lsi["KeySchema"], types, name)
             if index_schema.range_name is None:
                 raise invalid(f"Index KeySchema does not have a range key for index: {name}")
@@ -130,6 +141,8 @@ def create_table(ctx: Context, body: dict) -> dict:
         if definition["AttributeName"] in types:
             raise invalid(f"Duplicate AttributeName in AttributeDefinitions: {definition['AttributeName']}")
         types[definition["AttributeName"]] = definition["AttributeType"]
+    if len(key_schema) > 2:
+        raise _too_many_keys(key_schema, "keySchema")
     if len(key_schema) > len(types):
         raise ValidationException("Invalid KeySchema: Some index key attribute have no definition")
     schema = _key_schema(key_schema, types, name)
@@ -148,6 +161,7 @@ def create_table(ctx: Context, body: dict) -> dict:
         read_capacity=read, write_capacity=write, gsis=gsis, lsis=lsis,
         tags={t["Key"]: t["Value"] for t in tags}, extra=extra)
     entry.table.set_partition_count(partition_count(entry))
+    build_indexes(entry.table, gsis, lsis, definitions, billing)
     # Tables are usable at once; the response shows CREATING as DynamoDB's does.
     return {"TableDescription": describe(entry, status="CREATING")}
 
@@ -179,7 +193,7 @@ def describe(entry: TableEntry, status: str | None = None, indexes: bool = True)
     if "StreamSpecification" in entry.extra and entry.extra["StreamSpecification"].get("StreamEnabled"):
         out["StreamSpecification"] = entry.extra["StreamSpecification"]
     if indexes and entry.gsis:
-        out["GlobalSecondaryIndexes"] = [_describe_gsi(entry, gsi) for gsi in entry.gsis]
+        out["GlobalSecondaryIndexes"] = [_describe_gsi(entry, gsi, creating=status == "CREATING") for gsi in entry.gsis]
     if indexes and entry.lsis:
         out["LocalSecondaryIndexes"] = [_describe_lsi(entry, lsi) for lsi in entry.lsis]
     return out
@@ -193,11 +207,11 @@ def _index_stats(entry: TableEntry, name: str) -> tuple[int, int]:
     return index.item_count, index.size_bytes
 
 
-def _describe_gsi(entry: TableEntry, gsi: dict) -> dict:
+def _describe_gsi(entry: TableEntry, gsi: dict, creating: bool = False) -> dict:
     count, size = _index_stats(entry, gsi["IndexName"])
     pt = gsi.get("ProvisionedThroughput") or {"ReadCapacityUnits": 0, "WriteCapacityUnits": 0}
     out = {"IndexName": gsi["IndexName"], "KeySchema": gsi["KeySchema"], "Projection": gsi["Projection"],
-           "IndexStatus": gsi.get("IndexStatus", "ACTIVE"),
+           "IndexStatus": "CREATING" if creating else gsi.get("IndexStatus", "ACTIVE"),
            "ProvisionedThroughput": _throughput_description(pt["ReadCapacityUnits"], pt["WriteCapacityUnits"]),
            "IndexSizeBytes": size, "ItemCount": count, "IndexArn": f"{entry.arn}/index/{gsi['IndexName']}"}
     if "Backfilling" in gsi:
@@ -243,9 +257,8 @@ def update_table(ctx: Context, body: dict) -> dict:
     if not changes:
         raise ValidationException("At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
                                   "GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required")
-    if body.get("GlobalSecondaryIndexUpdates"):
-        raise ValidationException("dynalocal does not support GlobalSecondaryIndexUpdates yet")
     billing = body.get("BillingMode", entry.billing_mode)
+    definitions = index_updates.check(entry, body, billing)
     pt = body.get("ProvisionedThroughput")
     if billing == "PAY_PER_REQUEST":
         if pt is not None:
@@ -257,6 +270,12 @@ def update_table(ctx: Context, body: dict) -> dict:
         read, write = entry.read_capacity, entry.write_capacity
     else:
         read, write = _throughput(body, "PROVISIONED")
+        if entry.billing_mode == "PAY_PER_REQUEST":  # every index needs throughput (here or in a GSI update)
+            given = {u[a]["IndexName"] for u in body.get("GlobalSecondaryIndexUpdates") or [] for a in ("Update", "Delete")
+                     if u.get(a) and (a == "Delete" or u[a].get("ProvisionedThroughput"))}
+            for gsi in entry.gsis:
+                if gsi.get("ProvisionedThroughput") is None and gsi["IndexName"] not in given:
+                    raise invalid(f"ProvisionedThroughput must be specified for index: {gsi['IndexName']}")
         if (read, write) == (entry.read_capacity, entry.write_capacity) and billing == entry.billing_mode \
                 and len(changes) == 1:
             raise ValidationException(
@@ -265,13 +284,19 @@ def update_table(ctx: Context, body: dict) -> dict:
                 f"Current WriteCapacityUnits provisioned for the table: {write}. Requested WriteCapacityUnits: {write}. "
                 "Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.")
     entry.billing_mode, entry.read_capacity, entry.write_capacity = billing, read, write
+    if billing == "PAY_PER_REQUEST":  # on-demand indexes show 0/0, and need throughput again to switch back
+        for gsi in entry.gsis:
+            gsi.pop("ProvisionedThroughput", None)
     for member in ("StreamSpecification", "SSESpecification", "TableClass", "DeletionProtectionEnabled",
                    "OnDemandThroughput", "WarmThroughput"):
         if member in body:
             entry.extra[member] = body[member]
     entry.table.set_partition_count(partition_count(entry))
     table_meter(ctx, entry)  # new rates apply from this moment, not from the next request
-    return {"TableDescription": describe(entry, status="UPDATING")}
+    index_updates.apply(entry, body, definitions)
+    out = {"TableDescription": describe(entry, status="UPDATING")}
+    index_updates.finish(entry)
+    return out
 
 
 def describe_limits(ctx: Context, body: dict) -> dict:

@@ -6,6 +6,7 @@ atomic and no other request can observe or interleave with it.
 """
 from __future__ import annotations
 
+import hashlib
 import time
 from dataclasses import dataclass
 from typing import Any
@@ -15,6 +16,7 @@ import orjson
 from ...errors import (ConditionalCheckFailedException, IdempotentParameterMismatchException,
                        TransactionCanceledException, ValidationException)
 from ...expressions import compile_request
+from ...storage.blob import dumps
 from ...storage.capacity import read_units, write_units
 from ...storage.database import TableEntry
 from ...storage.index import check_index_keys
@@ -88,7 +90,7 @@ def _evaluate(action: Action) -> None:
     try:
         if kind == "Put":
             item = action.spec["Item"]
-            action.new = (orjson.dumps(item), action.spec_size)
+            action.new = (dumps(item), action.spec_size)
         elif kind == "Update":
             update = action.compiled.update if action.compiled is not None else None
             if update is None:
@@ -102,7 +104,7 @@ def _evaluate(action: Action) -> None:
                     raise ValidationException(UPDATE_TOO_BIG)
                 if table.indexes:
                     check_index_keys(table, new_item, update=update is not None)
-                action.new = (orjson.dumps(new_item), size)
+                action.new = (dumps(new_item), size)
     except ValidationException as err:
         raise Cancelled("ValidationError", err.message) from None
     new_size = action.new[1] if action.new is not None else 0
@@ -157,8 +159,9 @@ def _capacity(body: dict, per_table: dict[str, float], write: bool) -> list[dict
 
 def _idempotency(ctx: Context, body: dict) -> tuple[str | None, bytes]:
     token = body.get("ClientRequestToken")
-    fingerprint = orjson.dumps({k: v for k, v in body.items() if k != "ReturnConsumedCapacity"},
-                               option=orjson.OPT_SORT_KEYS)
+    canonical = orjson.dumps({k: v for k, v in body.items() if k != "ReturnConsumedCapacity"},
+                             option=orjson.OPT_SORT_KEYS)
+    fingerprint = hashlib.sha256(canonical).digest()
     return token, fingerprint
 
 

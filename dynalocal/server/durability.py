@@ -1,0 +1,240 @@
+"""Durability glue: journal every mutation, acknowledge only durable writes, snapshot, reset.
+
+The dispatcher brackets each request with `begin` and `commit`. Between them, the table
+listener collects the request's item writes; `commit` adds the metadata of tables a
+successful control-plane operation changed (or drop markers), appends it all as ONE log
+group (so a request, later a transaction, is recovered entirely or not at all) and awaits
+its fsync before the response is sent. Reads also wait while earlier writes they might
+have seen are not yet durable. Mutations outside requests (the TTL sweeper) are grouped
+per event-loop turn and not awaited. Snapshots are taken when the log since the last one
+exceeds max(--snapshot-mb, size of that snapshot), and at clean shutdown.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from pathlib import Path
+
+import orjson
+
+from ..errors import InternalServerError
+from ..storage.database import Database, TableEntry
+from ..storage.partition import Record
+from ..storage.recovery import Recovery, recover
+from ..storage.snapshot import Image, snapshots, write
+from ..storage.table import Table
+from ..storage.tablemeta import encode_meta
+from ..storage.ttl import ExpiryIndex
+from ..storage.wal import DELETE, DROP, META, PUT, Entry, LogWriter, encode_group, segments
+from . import codec
+from .context import Context
+from .groupcommit import GroupCommit
+from .handlers.common import table_name
+
+log = logging.getLogger("dynalocal.durability")
+
+# Operations that never change table metadata: item reads and writes, and read-only calls.
+DATA_OPERATIONS = frozenset("""GetItem PutItem UpdateItem DeleteItem Query Scan BatchGetItem BatchWriteItem
+TransactGetItems TransactWriteItems ExecuteStatement BatchExecuteStatement ExecuteTransaction""".split())
+READ_ONLY_PREFIXES = ("Describe", "List", "Get")
+
+
+def _changes_metadata(target: str) -> bool:
+    operation = target.rpartition(".")[2]
+    return operation not in DATA_OPERATIONS and not operation.startswith(READ_ONLY_PREFIXES)
+
+
+class Durability:
+    """The journal of one server: recovery at open, log groups per request, snapshots."""
+
+    def __init__(self, ctx: Context, directory: Path, recovery: Recovery) -> None:
+        settings = ctx.settings
+        self.ctx = ctx
+        self.db: Database = ctx.db
+        self.directory = directory
+        self.recovery = recovery
+        self.commits = GroupCommit(LogWriter(directory, recovery.next_generation), settings.sync,
+                                   settings.sync_interval)
+        self.snapshot_min_bytes = settings.snapshot_bytes
+        self.snapshot_bytes = recovery.snapshot_bytes
+        self.log_bytes = recovery.replayed_bytes  # log written since the newest snapshot
+        self._group: list[Entry] | None = None
+        self._orphans: list[Entry] = []
+        self._logged: dict[str, tuple[Table, bytes]] = {}  # table -> (its data, metadata as last logged)
+        self._control: dict[str, bool] = {}  # target -> whether it may change metadata
+        self._snapshot_lock = asyncio.Lock()
+        self._snapshot_task: asyncio.Task | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        for name, entry in self.db.tables.items():
+            self._track(name, entry, encode_meta(entry))
+            if entry.ttl_attribute is not None:
+                ctx.expiry[name] = ExpiryIndex(entry.table, entry.ttl_attribute)
+
+    @classmethod
+    def open(cls, ctx: Context) -> "Durability":
+        """Recover the data directory into ctx.db and journal from then on (sets ctx.journal)."""
+        directory = Path(ctx.settings.data_dir)  # type: ignore[arg-type]
+        result = recover(directory, ctx.db)
+        items = sum(e.table.item_count for e in ctx.db.tables.values())
+        log.info("recovered %d tables, %d items from %s in %.2fs (snapshot %s, %d log groups replayed)",
+                 len(ctx.db.tables), items, directory, result.seconds, result.snapshot, result.groups)
+        ctx.journal = journal = cls(ctx, directory, result)
+        return journal
+
+    # -- collecting a request's mutations --------------------------------------------------
+
+    def _track(self, name: str, entry: TableEntry, meta: bytes) -> None:
+        self._logged[name] = (entry.table, meta)
+        if self.on_apply not in entry.table.listeners:
+            entry.table.listeners.append(self.on_apply)
+
+    def on_apply(self, table: Table, key: bytes, old: Record | None, new: Record | None) -> None:
+        """Table listener: record one mutation in the open group."""
+        group = self._group
+        if group is None:
+            group = self._orphans
+            if not group:
+                self._schedule_orphans()
+        group.append((PUT, table.name, key, new) if new is not None else (DELETE, table.name, key, None))
+
+    def _schedule_orphans(self) -> None:
+        try:
+            asyncio.get_running_loop().call_soon(self._flush_orphans)
+        except RuntimeError:  # no loop (offline use): the next flush point writes them
+            pass
+
+    def _flush_orphans(self) -> None:
+        if self._orphans:
+            orphans, self._orphans = self._orphans, []
+            self._append(orphans)
+
+    def begin(self) -> None:
+        """Open the group of the request about to run."""
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+            self.commits.start(self._loop)
+        if self._group:
+            self._orphans += self._group
+        self._group = []
+        self._flush_orphans()
+
+    async def commit(self, target: str | None, raw: bytes, status: int, body: bytes) -> tuple[int, bytes]:
+        """Close the request's group, log it, and wait until it (and all before it) is durable."""
+        group, self._group = self._group or [], None
+        try:
+            if status == 200 and target and self._control.setdefault(target, _changes_metadata(target)):
+                group[:0] = self._control_records(raw)
+            position = self._append(group) if group else self.commits.writer.position
+            future = self.commits.waiter(position)
+            if future is not None:
+                await future
+        except OSError as err:
+            log.error("write-ahead log failure: %s", err)
+            failure = InternalServerError("The write could not be made durable")
+            return failure.status, codec.error_body(failure)
+        return status, body
+
+    def _control_records(self, raw: bytes) -> list[Entry]:
+        """Metadata records of every table the control-plane request created, changed or dropped."""
+        try:
+            request = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            request = {}
+        named = request.get("TableName") or request.get("ResourceArn") if isinstance(request, dict) else None
+        names = self._logged.keys() ^ self.db.tables.keys()  # created or dropped
+        if isinstance(named, str):
+            names.add(table_name(named))
+        else:
+            names |= self.db.tables.keys()  # an operation naming no table: compare them all
+        return self._records_for(names)
+
+    def _records_for(self, names) -> list[Entry]:
+        records: list[Entry] = []
+        for name in sorted(names):
+            entry, known = self.db.tables.get(name), self._logged.get(name)
+            if entry is None:
+                if known is not None:
+                    records.append((DROP, name, None, None))
+                    del self._logged[name]
+                continue
+            meta = encode_meta(entry)
+            if known is not None and known[0] is entry.table and known[1] == meta:
+                continue
+            if known is not None and known[0] is not entry.table:
+                records.append((DROP, name, None, None))  # replaced within one request
+            records.append((META, name, meta, None))
+            self._track(name, entry, meta)
+        return records
+
+    def _append(self, group: list[Entry]) -> int:
+        before = self.commits.writer.position
+        position = self.commits.append(encode_group(group))
+        self.log_bytes += position - before
+        if self.log_bytes >= max(self.snapshot_min_bytes, self.snapshot_bytes) and self._snapshot_task is None \
+                and self._loop is not None:
+            self._snapshot_task = self._loop.create_task(self._background_snapshot())
+        return position
+
+    # -- snapshots and reset ---------------------------------------------------------------
+
+    async def _background_snapshot(self) -> None:
+        try:
+            await self.snapshot()
+        except Exception:  # the log still holds everything; try again at the next threshold
+            log.exception("snapshot failed")
+        finally:
+            self._snapshot_task = None
+
+    async def snapshot(self) -> None:
+        """Write a snapshot (between requests, a chunk at a time) and truncate the log before it."""
+        async with self._snapshot_lock:
+            generation = self.commits.writer.generation + 1
+            self.commits.rotate(generation)
+            self.log_bytes = 0
+            image = Image()
+            for _ in image.capture(self.db):
+                await asyncio.sleep(0)
+            loop = asyncio.get_running_loop()
+            self.snapshot_bytes = await loop.run_in_executor(None, write, image, self.directory, generation)
+            for old, path in snapshots(self.directory) + segments(self.directory):
+                if old < generation:
+                    path.unlink(missing_ok=True)
+            log.info("snapshot %d: %d tables, %d items, %d bytes", generation, len(image.tables), image.items,
+                     self.snapshot_bytes)
+
+    async def reset(self) -> int:
+        """Drop every table, log it, and compact the data directory to an empty snapshot."""
+        self.begin()
+        dropped = drop_all(self.ctx)
+        self._group = self._records_for(set(self._logged))
+        await self.commit(None, b"", 200, b"")
+        await self.snapshot()
+        return dropped
+
+    async def close(self) -> None:
+        """Clean shutdown: finish any snapshot, take a final one if the log grew, close the log."""
+        if self._snapshot_task is not None:
+            await self._snapshot_task
+        self._flush_orphans()
+        if self.log_bytes > 0:
+            await self.snapshot()
+        self.commits.close()
+
+
+def drop_all(ctx: Context) -> int:
+    """Drop every table and its TTL state; return how many tables there were."""
+    names = list(ctx.db.tables)
+    for name in names:
+        ctx.db.drop(name)
+    ctx.expiry.clear()
+    tokens = getattr(ctx, "tokens", None)  # transaction idempotency tokens refer to the dropped data
+    if tokens is not None:
+        tokens.clear()
+    return len(names)
+
+
+async def reset_database(ctx: Context) -> int:
+    """POST /_dynalocal/reset: drop all tables, and their persisted state when there is a data directory."""
+    if ctx.journal is not None:
+        return await ctx.journal.reset()
+    return drop_all(ctx)

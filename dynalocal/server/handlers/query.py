@@ -1,0 +1,284 @@
+"""Query and Scan on tables and secondary indexes.
+
+Both read a page of records (storage.ranges) and then filter, project and count it. When no
+filter, projection or LSI fetch applies, the stored JSON blobs are joined into the response
+bytes as they are: a page is never decoded only to be encoded again.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+import orjson
+
+from ...errors import ValidationException, invalid
+from ...storage import numbers
+from ...storage.capacity import read_units
+from ...storage.database import TableEntry
+from ...storage.index import Index
+from ...storage.keys import KeySchema, sort_bytes
+from ...storage.ranges import Page, read_range, read_scan, segment_tokens, sort_bounds, sort_matches
+from ...storage.table import ItemStore
+from ...storage.values import validate_item
+from ..context import Context
+from ..throttling import admit_read, charge_read
+from .common import compile_expressions, consumed, data_table
+
+QUERY_PREFIX = "1 validation error detected: "
+NO_MATCH = "The provided key element does not match the schema"
+GSI_CONSISTENT = "Consistent reads are not supported on global secondary indexes"
+
+
+def select_of(body: dict, operation: str) -> str:
+    """The effective Select, after DynamoDB's checks of Select against the projection."""
+    select = body.get("Select")
+    member = next((m for m in ("ProjectionExpression", "AttributesToGet") if m in body), None)
+    prefix = QUERY_PREFIX if operation == "Query" else ""
+    if select is None:
+        if member is not None:
+            return "SPECIFIC_ATTRIBUTES"
+        return "ALL_PROJECTED_ATTRIBUTES" if "IndexName" in body else "ALL_ATTRIBUTES"
+    if select == "ALL_PROJECTED_ATTRIBUTES" and "IndexName" not in body:
+        raise ValidationException(prefix + "ALL_PROJECTED_ATTRIBUTES can be used only when Querying using an IndexName")
+    if select == "SPECIFIC_ATTRIBUTES":
+        if member is None:
+            raise ValidationException(
+                prefix + "Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES")
+    elif member is not None:
+        what = "only the Count" if select == "COUNT" else select
+        raise ValidationException(f"{prefix}Cannot specify the {member} when choosing to get {what}")
+    return select
+
+
+def target_of(entry: TableEntry, body: dict, select: str) -> Index | None:
+    """The index a request reads (None for the table), with the index-specific checks."""
+    name = body.get("IndexName")
+    if name is None:
+        return None
+    index = entry.table.indexes.get(name)
+    if index is None:
+        raise ValidationException(f"The table does not have the specified index: {name}")
+    if index.is_global:
+        if body.get("ConsistentRead") is True:
+            raise ValidationException(GSI_CONSISTENT)
+        if select == "ALL_ATTRIBUTES" and index.attrs is not None:
+            raise invalid(f"Select type ALL_ATTRIBUTES is not supported for global secondary index {name} "
+                          "because its projection type is not ALL")
+    return index
+
+
+def _key_value(av: dict, kind: str, name: str) -> str:
+    """The scalar of a key-condition operand, checked against the key's type."""
+    value = av.get(kind) if len(av) == 1 else None
+    if value is None:
+        raise invalid("Condition parameter type does not match schema type")
+    if value == "" and kind != "N":
+        what = "string" if kind == "S" else "binary"
+        raise ValidationException("One or more parameter values are not valid. The AttributeValue for a key "
+                                  f"attribute cannot contain an empty {what} value. Key: {name}")
+    return numbers.canonical(value) if kind == "N" else value
+
+
+def _java(av: dict) -> str:
+    ((tag, value),) = av.items()
+    return f"AttributeValue: {{{tag}:{value}}}"
+
+
+def _check_start_key(esk: dict, names: tuple[str, ...], types: dict[str, str], invalid_message: str) -> None:
+    validate_item(esk)
+    if len(esk) != len(names) or any(n not in esk for n in names):
+        raise ValidationException(invalid_message)
+    for name in names:
+        if len(esk[name]) != 1 or types[name] not in esk[name]:
+            raise ValidationException(NO_MATCH)
+
+
+def _key_types(table_schema: KeySchema, index: Index | None) -> dict[str, str]:
+    types = {}
+    for schema in (table_schema, index.schema) if index is not None else (table_schema,):
+        types[schema.hash_name] = schema.hash_type
+        if schema.range_name is not None:
+            types[schema.range_name] = schema.range_type  # type: ignore[assignment]
+    return types
+
+
+def filter_names(body: dict, compiled: Any) -> frozenset[str] | None:
+    """Top-level attribute names the request's filter reads (None when unknown)."""
+    for legacy in ("QueryFilter", "ScanFilter"):
+        if legacy in body:
+            return frozenset(body[legacy])
+    flt = getattr(compiled, "filter", None) if compiled is not None else None
+    if flt is None:
+        return frozenset()
+    for attr in ("top_level", "names", "attributes"):
+        names = getattr(flt, attr, None)
+        if names is not None and not callable(names):
+            return frozenset(names)
+    return None
+
+
+def query(ctx: Context, body: dict) -> dict | bytes:
+    if "KeyConditionExpression" not in body and "KeyConditions" not in body:
+        raise ValidationException("Either the KeyConditions or KeyConditionExpression parameter must be specified "
+                                  "in the request.")
+    select = select_of(body, "Query")
+    compiled = compile_expressions(body, "Query")
+    entry = data_table(ctx, body["TableName"])
+    index = target_of(entry, body, select)
+    schema = index.schema if index is not None else entry.table.schema
+    hash_av, op, range_avs = compiled.key_condition.resolve(schema.hash_name, schema.range_name,
+                                                            schema.hash_type, schema.range_type)
+    h = _key_value(hash_av, schema.hash_type, schema.hash_name)
+    values = [sort_bytes(schema.range_type, _key_value(av, schema.range_type, schema.range_name))  # type: ignore[arg-type]
+              for av in range_avs]
+    if op == "BEGINS_WITH" and schema.range_type == "N":
+        raise invalid("ComparisonOperator BEGINS_WITH is not valid for N AttributeValue type")
+    if op == "BETWEEN" and values[0] > values[1]:
+        if "KeyConditionExpression" in body:
+            raise ValidationException(
+                "Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal "
+                f"to lower bound; lower bound operand: {_java(range_avs[0])}, upper bound operand: {_java(range_avs[1])}")
+        raise ValidationException("The BETWEEN condition was provided a range where the lower bound is greater than "
+                                  "the upper bound")
+    key_names = set(schema.names)
+    if "QueryFilter" in body:
+        bad = next((n for n in body["QueryFilter"] if n in key_names), None)
+        if bad is not None:
+            raise ValidationException(f"QueryFilter can only contain non-primary key attributes: Primary key attribute: {bad}")
+    else:
+        bad = next((n for n in sorted(filter_names(body, compiled) or ()) if n in key_names), None)
+        if bad is not None:
+            raise ValidationException(
+                f"Filter Expression can only contain non-primary key attributes: Primary key attribute: {bad}")
+    store: ItemStore = index if index is not None else entry.table
+    bounds = sort_bounds(schema.partition_prefix(h), op, values, escaped=index is not None)
+    reverse = body.get("ScanIndexForward") is False
+    esk = body.get("ExclusiveStartKey")
+    if esk is not None:
+        start = _query_start(entry, index, esk, h, op, values)
+        bounds = bounds.after(start, reverse)
+    if index is not None:
+        page = read_range(store, bounds, reverse, body.get("Limit"))
+        return respond(body, entry, index, compiled, select, page)
+    part = entry.table.partition_index(bounds.lo)  # type: ignore[arg-type]
+    admit_read(ctx, entry, part)
+    page = read_range(store, bounds, reverse, body.get("Limit"))
+    if schema.range_name is None or op == "EQ":
+        page.last_key = None  # a full-key query reads at most one item: nothing to resume
+    out = respond(body, entry, index, compiled, select, page)
+    charge_read(ctx, entry, part, read_units(page.read_bytes, body.get("ConsistentRead") is True), bounds.lo)
+    return out
+
+
+def _query_start(entry: TableEntry, index: Index | None, esk: dict, h: str, op: str | None,
+                 values: list[bytes]) -> bytes:
+    """Validate a Query's ExclusiveStartKey against the key condition; return its store key."""
+    table_schema = entry.table.schema
+    if index is None and table_schema.range_name is None:
+        shown = ", ".join(f"{k}={_java(v)}" for k, v in esk.items())
+        raise ValidationException(f"The provided exclusive start key is invalid: ExclusiveStartKey: {{{shown}}}")
+    names = index.key_names if index is not None else table_schema.names
+    _check_start_key(esk, names, _key_types(table_schema, index), "The provided starting key is invalid")
+    schema = index.schema if index is not None else table_schema
+    if esk[schema.hash_name][schema.hash_type] != h:
+        raise ValidationException("The provided starting key is outside query boundaries based on provided conditions")
+    if schema.range_name is not None:
+        sort = sort_bytes(schema.range_type, esk[schema.range_name][schema.range_type])  # type: ignore[arg-type]
+        if not sort_matches(op, values, sort):
+            raise ValidationException("The provided starting key does not match the range key predicate")
+    return index.start_key(esk) if index is not None else table_schema.encode_item(esk)
+
+
+def scan(ctx: Context, body: dict) -> dict | bytes:
+    segment, total = body.get("Segment"), body.get("TotalSegments")
+    if segment is not None and total is None:
+        raise ValidationException("The TotalSegments parameter is required but was not present in the request when "
+                                  "Segment parameter is present")
+    if total is not None and segment is None:
+        raise ValidationException("The Segment parameter is required but was not present in the request when "
+                                  "parameter TotalSegments is present")
+    if segment is not None and segment >= total:
+        raise ValidationException("The Segment parameter is zero-based and must be less than parameter TotalSegments: "
+                                  f"Segment: {segment} is not less than TotalSegments: {total}")
+    select = select_of(body, "Scan")
+    compiled = compile_expressions(body, "Scan")
+    entry = data_table(ctx, body["TableName"])
+    index = target_of(entry, body, select)
+    store: ItemStore = index if index is not None else entry.table
+    segment, total = segment or 0, total or 1
+    start = None
+    esk = body.get("ExclusiveStartKey")
+    if esk is not None:
+        table_schema = entry.table.schema
+        names = index.key_names if index is not None else table_schema.names
+        _check_start_key(esk, names, _key_types(table_schema, index),
+                         "The provided starting key is invalid: " + NO_MATCH)
+        start = index.start_key(esk) if index is not None else table_schema.encode_item(esk)
+        lo, hi = segment_tokens(segment, total)
+        if not lo <= int.from_bytes(start[:8], "big") < hi:
+            raise ValidationException("The provided starting key is invalid: Exclusive start key must lie within "
+                                      "the segment")
+    page = read_scan(store, start, body.get("Limit"), segment, total)
+    return respond(body, entry, index, compiled, select, page)
+
+
+def respond(body: dict, entry: TableEntry, index: Index | None, compiled: Any, select: str, page: Page) -> bytes:
+    """Filter, fetch, project and count a page; serialise the response."""
+    consistent = body.get("ConsistentRead") is True
+    flt = compiled.filter if compiled is not None else None
+    projection = compiled.projection if compiled is not None else None
+    fetch = index is not None and not index.is_global and index.attrs is not None and (
+        select == "ALL_ATTRIBUTES"
+        or (select == "SPECIFIC_ATTRIBUTES" and projection is not None and not index.projects(projection.top_level))
+        or (flt is not None and not _projects(index, filter_names(body, compiled))))
+    fetch_units = 0.0
+    items_json: bytes | None = None
+    if flt is None and projection is None and not fetch:
+        count = len(page.records)
+        if select != "COUNT":
+            items_json = b"[" + b",".join([r[0] for r in page.records]) + b"]"
+    else:
+        count = 0
+        items: list[dict] = []
+        table = entry.table
+        for blob, _ in page.records:
+            item = orjson.loads(blob)
+            if fetch:
+                full = table.get(table.schema.encode_item(item))
+                if full is not None:
+                    fetch_units += read_units(full[1], consistent)
+                    item = orjson.loads(full[0])
+            if flt is not None and not flt.matches(item):
+                continue
+            count += 1
+            if select != "COUNT":
+                items.append(projection.apply(item) if projection is not None else item)
+        if select != "COUNT":
+            items_json = orjson.dumps(items)
+    out = [b'{"Items":', items_json, b","] if items_json is not None else [b"{"]
+    out.append(b'"Count":%d,"ScannedCount":%d' % (count, len(page.records)))
+    if page.last_key is not None:
+        last = orjson.loads(page.records[-1][0])
+        names = index.key_names if index is not None else entry.table.schema.names
+        out += [b',"LastEvaluatedKey":', orjson.dumps({n: last[n] for n in names})]
+    cc = _consumed(body, index, read_units(page.read_bytes, consistent), fetch_units)
+    if cc is not None:
+        out += [b',"ConsumedCapacity":', orjson.dumps(cc)]
+    out.append(b"}")
+    return b"".join(out)
+
+
+def _consumed(body: dict, index: Index | None, units: float, fetch_units: float) -> dict | None:
+    """ConsumedCapacity of a read: index reads report the index, not the table, under INDEXES."""
+    cc = consumed(body, body["TableName"], units + fetch_units)
+    if cc is None or index is None or body.get("ReturnConsumedCapacity") != "INDEXES":
+        return cc
+    del cc["Table"]
+    if fetch_units:
+        cc["Table"] = {"CapacityUnits": fetch_units}
+    group = "GlobalSecondaryIndexes" if index.is_global else "LocalSecondaryIndexes"
+    cc[group] = {index.name: {"CapacityUnits": units}}
+    return cc
+
+
+def _projects(index: Index, names: frozenset[str] | None) -> bool:
+    return names is not None and index.projects(names)

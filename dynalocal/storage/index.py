@@ -1,0 +1,224 @@
+"""Secondary indexes: an ItemStore of projected records, maintained by a Table listener.
+
+Index store key layout (bytes, compared bytewise):
+
+    token(8) | len(ipk)(2) | ipk | escaped(index sort bytes) + TERM | table encoded key
+
+Index sort bytes are escaped (0x00 -> 0x00 0xFF) and terminated by 0x00 0x01, which keeps
+their order and makes them prefix-free, so the table key appended after them only breaks
+ties: index keys need not be unique. GSIs hash their own partition key, so each has its own
+partitions; LSIs share the table's partition key and hence its tokens.
+"""
+from __future__ import annotations
+
+import math
+from typing import Iterable
+
+import orjson
+
+from ..errors import ValidationException, invalid
+from .blob import dumps
+from .capacity import write_units
+from .keys import KeySchema, raw_bytes, sort_bytes
+from .partition import Record
+from .table import ItemStore, Table
+from .values import item_size
+
+TERM = b"\x00\x01"
+TERM_NEXT = b"\x00\x02"  # successor of any key ending in TERM, as a prefix
+
+
+def escape(sort: bytes) -> bytes:
+    """Order-preserving, prefix-free form of index sort bytes (without the terminator)."""
+    return sort.replace(b"\x00", b"\x00\xff") if b"\x00" in sort else sort
+
+
+def schema_of(elements: list[dict], definitions: Iterable[dict]) -> KeySchema:
+    """KeySchema of a wire KeySchema list, with types from AttributeDefinitions."""
+    types = {d["AttributeName"]: d["AttributeType"] for d in definitions}
+    h = elements[0]["AttributeName"]
+    if len(elements) == 1:
+        return KeySchema(h, types[h])
+    r = elements[1]["AttributeName"]
+    return KeySchema(h, types[h], r, types[r])
+
+
+class Index(ItemStore):
+    """One GSI or LSI: projected records keyed by index key then table key."""
+
+    def __init__(self, name: str, kind: str, schema: KeySchema, table_schema: KeySchema,
+                 projection: dict, partition_count: int = 1) -> None:
+        super().__init__(partition_count)
+        self.name = name
+        self.kind = kind  # "GSI" | "LSI"
+        self.schema = schema
+        self.table_schema = table_schema
+        self.projection_type = projection.get("ProjectionType", "ALL")
+        names = list(dict.fromkeys(table_schema.names + schema.names))
+        self.key_names: tuple[str, ...] = tuple(names)  # LastEvaluatedKey attributes
+        if self.projection_type == "ALL":
+            self.attrs: frozenset[str] | None = None
+        else:
+            extra = (projection.get("NonKeyAttributes") or ()) if self.projection_type == "INCLUDE" else ()
+            self.attrs = frozenset(names) | frozenset(extra)
+
+    @property
+    def is_global(self) -> bool:
+        return self.kind == "GSI"
+
+    def projects(self, names: Iterable[str]) -> bool:
+        """Whether every one of these top-level attributes is stored in the index."""
+        return self.attrs is None or self.attrs.issuperset(names)
+
+    # -- keys ---------------------------------------------------------------------------------
+
+    def prefix(self, hash_value: str) -> bytes:
+        """Store-key prefix of all entries with this index partition key value."""
+        return self.schema.partition_prefix(hash_value)
+
+    def sort_part(self, sort: bytes) -> bytes:
+        """Store-key bytes for an index sort value given as sort bytes (with terminator)."""
+        return escape(sort) + TERM
+
+    def store_key(self, item: dict, table_key: bytes) -> bytes | None:
+        """The entry key of an item, or None when it lacks an index key (sparse index)."""
+        schema = self.schema
+        hav = item.get(schema.hash_name)
+        if hav is None:
+            return None
+        h = hav.get(schema.hash_type)
+        if h is None or h == "":
+            return None
+        key = schema.partition_prefix(h)
+        if schema.range_name is not None:
+            rav = item.get(schema.range_name)
+            if rav is None:
+                return None
+            r = rav.get(schema.range_type)
+            if r is None or r == "":
+                return None
+            key += escape(sort_bytes(schema.range_type, r)) + TERM  # type: ignore[arg-type]
+        return key + table_key
+
+    def start_key(self, esk: dict) -> bytes:
+        """Store key of a validated ExclusiveStartKey (index keys plus table keys)."""
+        key = self.store_key(esk, self.table_schema.encode_item(esk))
+        assert key is not None
+        return key
+
+    # -- maintenance --------------------------------------------------------------------------
+
+    def entry(self, item: dict, record: Record) -> Record:
+        """The index record of a table item: the table's record itself when projecting ALL."""
+        if self.attrs is None:
+            return record
+        projected = {k: v for k, v in item.items() if k in self.attrs}
+        return dumps(projected), item_size(projected)
+
+    def replace(self, table_key: bytes, old_item: dict | None, new_item: dict | None,
+                new_record: Record | None) -> float:
+        """Follow one table write; return the index write units it costs (0 if untouched)."""
+        old_key = self.store_key(old_item, table_key) if old_item is not None else None
+        new_key = self.store_key(new_item, table_key) if new_item is not None else None
+        units = 0.0
+        old_entry = None
+        if old_key is not None:
+            if old_key != new_key:
+                old_entry = self.partition_of(old_key).delete(old_key)
+                if old_entry is not None:
+                    units += write_units(old_entry[1])
+            else:
+                old_entry = self.get(old_key)
+        if new_key is not None:
+            entry = self.entry(new_item, new_record)  # type: ignore[arg-type]
+            self.partition_of(new_key).put(new_key, entry)
+            if old_key != new_key or old_entry is None or old_entry[0] != entry[0]:
+                units += write_units(entry[1])  # an unchanged entry costs no index write
+        return units
+
+    def backfill(self, table: Table) -> None:
+        """Load every existing table item (used when a GSI is added by UpdateTable)."""
+        for part in table.partitions:
+            for key, record in part.items.items():
+                item = orjson.loads(record[0])
+                store_key = self.store_key(item, key)
+                if store_key is not None:
+                    self.partition_of(store_key).put(store_key, self.entry(item, record))
+
+
+def maintain(table: Table, key: bytes, old: Record | None, new: Record | None) -> None:
+    """Table listener: keep every index of the table in step with one write."""
+    indexes = table.indexes
+    units: dict[str, float] = {}
+    if indexes:
+        old_item = orjson.loads(old[0]) if old is not None else None
+        new_item = orjson.loads(new[0]) if new is not None else None
+        for name, index in indexes.items():
+            spent = index.replace(key, old_item, new_item, new)
+            if spent:
+                units[name] = spent
+    table.index_write_units = units  # read by handlers that report INDEXES capacity
+
+
+def attach(table: Table, index: Index) -> None:
+    """Add an index to a table (starting its maintenance if it is the first)."""
+    if maintain not in table.listeners:
+        table.listeners.insert(0, maintain)
+    table.indexes[index.name] = index
+
+
+def detach(table: Table, name: str) -> None:
+    table.indexes.pop(name, None)
+
+
+def gsi_partitions(gsi: dict, billing_mode: str) -> int:
+    """Partition count of a GSI: the classic throughput rule, 4 when on demand."""
+    pt = gsi.get("ProvisionedThroughput")
+    if billing_mode == "PAY_PER_REQUEST" or not pt:
+        return 4
+    return max(1, math.ceil(pt["ReadCapacityUnits"] / 3000 + pt["WriteCapacityUnits"] / 1000))
+
+
+def build_indexes(table: Table, gsis: list[dict], lsis: list[dict], definitions: list[dict],
+                  billing_mode: str) -> None:
+    """Create the indexes declared at CreateTable."""
+    for gsi in gsis:
+        attach(table, Index(gsi["IndexName"], "GSI", schema_of(gsi["KeySchema"], definitions), table.schema,
+                            gsi["Projection"], gsi_partitions(gsi, billing_mode)))
+    for lsi in lsis:
+        attach(table, Index(lsi["IndexName"], "LSI", schema_of(lsi["KeySchema"], definitions), table.schema,
+                            lsi["Projection"], len(table.partitions)))
+
+
+def check_index_keys(table: Table, item: dict, update: bool = False) -> None:
+    """Reject a written item whose index key attribute has the wrong type or is empty."""
+    for index in table.indexes.values():
+        schema = index.schema
+        for name, kind in ((schema.hash_name, schema.hash_type), (schema.range_name, schema.range_type)):
+            if name is None or name in table.schema.names:
+                continue
+            av = item.get(name)
+            if av is None:
+                continue
+            ((actual, value),) = av.items()
+            if actual != kind:
+                if update:
+                    raise ValidationException(
+                        "The update expression attempted to update the secondary index key to unsupported type")
+                raise invalid(f"Type mismatch for Index Key {name} Expected: {kind} Actual: {actual} "
+                              f"IndexName: {index.name}")
+            if value == "":
+                raise ValidationException(
+                    "One or more parameter values are not valid. A value specified for a secondary index key is not "
+                    "supported. The AttributeValue for a key attribute cannot contain an empty "
+                    f"{'string' if kind == 'S' else 'binary'} value. IndexName: {index.name}, IndexKey: {name}")
+            if kind != "N":
+                limit = 2048 if name == schema.hash_name else 1024
+                if len(raw_bytes(kind, value)) > limit:
+                    if name == schema.hash_name:
+                        raise invalid(f"Size of hashkey has exceeded the maximum size limit of{limit} bytes")
+                    raise invalid(f"Aggregated size of all range keys has exceeded the size limit of {limit} bytes")
+
+
+__all__ = ["Index", "TERM", "TERM_NEXT", "escape", "maintain", "attach", "detach", "build_indexes",
+           "check_index_keys", "schema_of", "gsi_partitions"]

@@ -1,0 +1,181 @@
+"""Key-range reads with DynamoDB's paging: Limit items evaluated or 1 MB of item data read.
+
+A Query is one contiguous range of one partition's sorted keys: O(log n) to find its start,
+O(1) per item read. A Scan walks partitions in token order. Both stop after `limit` items
+or once the sizes of the records read reach 1 MB, and then report the last key read.
+"""
+from __future__ import annotations
+
+from bisect import bisect_left
+from dataclasses import dataclass
+from itertools import accumulate, islice
+from operator import itemgetter
+from typing import Iterator
+
+from .index import TERM, TERM_NEXT, escape
+from .keys import TOKEN_SPACE, prefix_successor
+from .partition import Record
+from .table import ItemStore
+
+MAX_PAGE_BYTES = 1024 * 1024
+CHUNK = 256  # keys fetched per C-level step while paging
+
+
+@dataclass(slots=True)
+class Bounds:
+    """A key range: lo/hi store keys (None = open) and whether each end is included."""
+
+    lo: bytes | None
+    hi: bytes | None
+    lo_inclusive: bool = True
+    hi_inclusive: bool = False
+
+    def after(self, key: bytes, reverse: bool) -> "Bounds":
+        """The part of this range strictly after `key` in reading order."""
+        if reverse:
+            return Bounds(self.lo, key, self.lo_inclusive, False)
+        return Bounds(key, self.hi, False, self.hi_inclusive)
+
+
+@dataclass(slots=True)
+class Page:
+    """Records read, in order; `last_key` is set when the read stopped before the range's end."""
+
+    keys: list[bytes]
+    records: list[Record]
+    last_key: bytes | None
+    read_bytes: int
+
+
+def sort_bounds(base: bytes, op: str | None, values: list[bytes], escaped: bool) -> Bounds:
+    """Bounds of a sort-key condition under one partition prefix `base`.
+
+    `values` are sort bytes of the condition's operands. Table keys end with raw sort bytes;
+    index keys (`escaped`) hold escaped, terminated sort bytes followed by the table key.
+    """
+    end = prefix_successor(base)
+    if op is None:
+        return Bounds(base, end)
+    if escaped:
+        def at(v: bytes) -> bytes:  # first key with sort value v
+            return base + escape(v) + TERM
+
+        def past(v: bytes) -> bytes:  # first key with sort value > v
+            return base + escape(v) + TERM_NEXT
+
+        if op == "EQ":
+            return Bounds(at(values[0]), past(values[0]))
+        if op == "LT":
+            return Bounds(base, at(values[0]))
+        if op == "LE":
+            return Bounds(base, past(values[0]))
+        if op == "GT":
+            return Bounds(past(values[0]), end)
+        if op == "GE":
+            return Bounds(at(values[0]), end)
+        if op == "BETWEEN":
+            return Bounds(at(values[0]), past(values[1]))
+        lo = base + escape(values[0])  # BEGINS_WITH
+        return Bounds(lo, prefix_successor(lo))
+    if op == "EQ":
+        return Bounds(base + values[0], base + values[0], True, True)
+    if op == "LT":
+        return Bounds(base, base + values[0], True, False)
+    if op == "LE":
+        return Bounds(base, base + values[0], True, True)
+    if op == "GT":
+        return Bounds(base + values[0], end, False, False)
+    if op == "GE":
+        return Bounds(base + values[0], end, True, False)
+    if op == "BETWEEN":
+        return Bounds(base + values[0], base + values[1], True, True)
+    lo = base + values[0]  # BEGINS_WITH
+    return Bounds(lo, prefix_successor(lo))
+
+
+def sort_matches(op: str | None, values: list[bytes], sort: bytes) -> bool:
+    """Whether sort bytes satisfy a sort-key condition (used to check ExclusiveStartKey)."""
+    if op is None:
+        return True
+    v = values[0]
+    if op == "EQ":
+        return sort == v
+    if op == "LT":
+        return sort < v
+    if op == "LE":
+        return sort <= v
+    if op == "GT":
+        return sort > v
+    if op == "GE":
+        return sort >= v
+    if op == "BETWEEN":
+        return v <= sort <= values[1]
+    return sort.startswith(v)
+
+
+def read_range(store: ItemStore, bounds: Bounds, reverse: bool, limit: int | None,
+               max_bytes: int = MAX_PAGE_BYTES) -> Page:
+    """Read one partition's keys within `bounds` (all must share one token) in order."""
+    anchor = bounds.lo if bounds.lo is not None else bounds.hi
+    part = store.partition_of(anchor) if anchor is not None else store.partitions[0]
+    items = part.items
+    page = Page([], [], None, 0)
+    keys = items.irange(bounds.lo, bounds.hi, (bounds.lo_inclusive, bounds.hi_inclusive), reverse)
+    _collect(page, keys, items.__getitem__, limit, max_bytes)
+    return page
+
+
+def read_scan(store: ItemStore, start: bytes | None, limit: int | None, segment: int = 0,
+              total_segments: int = 1, max_bytes: int = MAX_PAGE_BYTES) -> Page:
+    """Read in scan order (token, then key) after `start`, within one parallel-scan segment."""
+    lo, hi = segment_tokens(segment, total_segments)
+    lo_key = lo.to_bytes(8, "big")
+    hi_key = hi.to_bytes(8, "big") if hi < TOKEN_SPACE else None
+    page = Page([], [], None, 0)
+    for part in store.partitions:
+        if part.hi <= lo or part.lo >= hi:
+            continue
+        if start is not None and part.hi <= int.from_bytes(start[:8], "big"):
+            continue
+        if start is not None and start >= lo_key:
+            keys = part.items.irange(start, hi_key, (False, False))
+        else:
+            keys = part.items.irange(lo_key, hi_key, (True, False))
+        if _collect(page, keys, part.items.__getitem__, limit, max_bytes):
+            break
+    return page
+
+
+def segment_tokens(segment: int, total_segments: int) -> tuple[int, int]:
+    """The token range [lo, hi) of one parallel-scan segment: disjoint and covering."""
+    return segment * TOKEN_SPACE // total_segments, (segment + 1) * TOKEN_SPACE // total_segments
+
+
+def _collect(page: Page, keys_iter: Iterator[bytes], get, limit: int | None, max_bytes: int) -> bool:
+    """Append records from `keys_iter` to `page` until Limit items or `max_bytes` in all; True if stopped.
+
+    Works a chunk at a time with C-level iteration (islice, map, accumulate): no Python
+    code runs per item.
+    """
+    keys, records = page.keys, page.records
+    while True:
+        want = CHUNK if limit is None else min(CHUNK, limit - len(keys))
+        chunk = list(islice(keys_iter, want))
+        if not chunk:
+            return False
+        got = list(map(get, chunk))
+        totals = list(accumulate(map(itemgetter(1), got), initial=page.read_bytes))
+        cut = bisect_left(totals, max_bytes, 1)  # totals[i] = bytes read after i items
+        if cut < len(totals):  # the 1 MB cap is reached at item `cut`
+            keys += chunk[:cut]
+            records += got[:cut]
+            page.read_bytes, page.last_key = totals[cut], keys[-1]
+            return True
+        keys += chunk
+        records += got
+        page.read_bytes = totals[-1]
+        if limit is not None and len(keys) >= limit:
+            page.last_key = keys[-1]
+            return True
+        if len(chunk) < want:
+            return False

@@ -1,0 +1,338 @@
+"""Fuzzing over HTTP: random and mutated bodies for every operation never get a 500, and rejected ones change nothing.
+
+The server runs in process with a data directory, so after the fuzzing the test also
+recovers that directory and compares the result with the live state. The number of
+inputs tried is printed at the end of the run.
+"""
+from __future__ import annotations
+
+import copy
+import http.client
+import json
+import os
+import shutil
+
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from conftest import LiveServer
+from dynalocal.server.context import Context, Settings
+from dynalocal.server.durability import Durability
+from dynalocal.server.handlers import HANDLERS
+from dynalocal.storage.database import Database
+from dynalocal.storage.recovery import recover
+from dynalocal.storage.tablemeta import encode_meta
+
+T = "DynamoDB_20120810."
+ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/fuzz-range"
+# Deterministic by default (the same inputs every run); DYNALOCAL_FUZZ_RANDOM=1 explores new ones, and
+# DYNALOCAL_FUZZ_SCALE multiplies the number of examples.
+SCALE = float(os.environ.get("DYNALOCAL_FUZZ_SCALE", "1"))
+EXAMPLES_PER_OPERATION = int(50 * SCALE)
+RANDOM_BODIES = int(300 * SCALE)
+
+RANGE_TABLE = {
+    "TableName": "fuzz-range", "BillingMode": "PAY_PER_REQUEST",
+    "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+    "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "N"},
+                             {"AttributeName": "g", "AttributeType": "S"}],
+    "GlobalSecondaryIndexes": [{"IndexName": "by-g", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                "Projection": {"ProjectionType": "INCLUDE", "NonKeyAttributes": ["n"]}}],
+    "LocalSecondaryIndexes": [{"IndexName": "by-g-local", "KeySchema": [
+        {"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "g", "KeyType": "RANGE"}],
+        "Projection": {"ProjectionType": "ALL"}}],
+    "Tags": [{"Key": "team", "Value": "fuzz"}],
+}
+HASH_TABLE = {"TableName": "fuzz-hash", "BillingMode": "PROVISIONED",
+              "ProvisionedThroughput": {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5},
+              "KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
+              "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}]}
+ITEMS = {
+    "fuzz-range": [{"pk": {"S": f"p{i % 3}"}, "sk": {"N": str(i)}, "g": {"S": f"g{i % 2}"}, "n": {"N": str(i * 1.5)},
+                    "l": {"L": [{"S": "x"}, {"N": "1"}, {"M": {"deep": {"BOOL": True}}}]}, "ss": {"SS": ["a", "b"]}}
+                   for i in range(8)],
+    "fuzz-hash": [{"id": {"S": f"i{i}"}, "v": {"B": "AAEC"}, "nul": {"NULL": True}} for i in range(4)],
+}
+KEY = {"pk": {"S": "p1"}, "sk": {"N": "1"}}
+ITEM = {"pk": {"S": "p9"}, "sk": {"N": "9"}, "g": {"S": "g1"}, "n": {"N": "3"}, "m": {"M": {"a": {"NS": ["1", "2"]}}}}
+
+TEMPLATES: dict[str, list[dict]] = {
+    "CreateTable": [{**HASH_TABLE, "TableName": "fuzz-new"}, {**RANGE_TABLE, "TableName": "fuzz-new2"}],
+    "DescribeTable": [{"TableName": "fuzz-range"}],
+    "DeleteTable": [{"TableName": "fuzz-hash"}],
+    "ListTables": [{"Limit": 1, "ExclusiveStartTableName": "fuzz-a"}],
+    "UpdateTable": [
+        {"TableName": "fuzz-hash", "ProvisionedThroughput": {"ReadCapacityUnits": 6, "WriteCapacityUnits": 7}},
+        {"TableName": "fuzz-range", "AttributeDefinitions": [{"AttributeName": "n", "AttributeType": "N"}],
+         "GlobalSecondaryIndexUpdates": [{"Create": {"IndexName": "by-n", "KeySchema": [
+             {"AttributeName": "n", "KeyType": "HASH"}], "Projection": {"ProjectionType": "KEYS_ONLY"}}}]},
+        {"TableName": "fuzz-range", "GlobalSecondaryIndexUpdates": [{"Delete": {"IndexName": "by-g"}}]}],
+    "DescribeLimits": [{}],
+    "DescribeEndpoints": [{}],
+    "GetItem": [{"TableName": "fuzz-range", "Key": KEY, "ProjectionExpression": "#n, l[2].deep, ss",
+                 "ExpressionAttributeNames": {"#n": "n"}, "ConsistentRead": True}],
+    "PutItem": [{"TableName": "fuzz-range", "Item": ITEM, "ConditionExpression": "attribute_not_exists(pk)",
+                 "ReturnValues": "ALL_OLD", "ReturnConsumedCapacity": "INDEXES"}],
+    "DeleteItem": [{"TableName": "fuzz-range", "Key": KEY, "ConditionExpression": "n > :v",
+                    "ExpressionAttributeValues": {":v": {"N": "0"}}, "ReturnValues": "ALL_OLD"}],
+    "UpdateItem": [{"TableName": "fuzz-range", "Key": KEY,
+                    "UpdateExpression": "SET n = n + :one, l[0] = :s, #new = if_not_exists(#new, :s) REMOVE l[1] "
+                                        "ADD ss :set DELETE dset :del",
+                    "ConditionExpression": "size(l) >= :one AND begins_with(g, :g)",
+                    "ExpressionAttributeNames": {"#new": "new"},
+                    "ExpressionAttributeValues": {":one": {"N": "1"}, ":s": {"S": "y"}, ":set": {"SS": ["c"]},
+                                                  ":del": {"SS": ["a"]}, ":g": {"S": "g"}},
+                    "ReturnValues": "UPDATED_NEW"},
+                   {"TableName": "fuzz-hash", "Key": {"id": {"S": "i1"}},
+                    "AttributeUpdates": {"v": {"Action": "PUT", "Value": {"S": "z"}}}, "Expected": {"id": {"Exists": True, "Value": {"S": "i1"}}}}],
+    "Query": [{"TableName": "fuzz-range", "KeyConditionExpression": "pk = :p AND sk BETWEEN :a AND :b",
+               "FilterExpression": "contains(ss, :s) OR attribute_type(n, :t)", "Limit": 2, "ScanIndexForward": False,
+               "ExpressionAttributeValues": {":p": {"S": "p1"}, ":a": {"N": "0"}, ":b": {"N": "9"}, ":s": {"S": "a"},
+                                             ":t": {"S": "N"}}, "ExclusiveStartKey": KEY},
+              {"TableName": "fuzz-range", "IndexName": "by-g", "KeyConditionExpression": "g = :g",
+               "ExpressionAttributeValues": {":g": {"S": "g1"}}, "Select": "COUNT"},
+              {"TableName": "fuzz-range", "KeyConditions": {"pk": {"ComparisonOperator": "EQ",
+                                                                   "AttributeValueList": [{"S": "p0"}]}}}],
+    "Scan": [{"TableName": "fuzz-range", "Segment": 1, "TotalSegments": 3, "FilterExpression": "n < :v",
+              "ExpressionAttributeValues": {":v": {"N": "100"}}, "ProjectionExpression": "pk, sk"},
+             {"TableName": "fuzz-hash", "ScanFilter": {"v": {"ComparisonOperator": "NOT_NULL"}}, "Limit": 1}],
+    "BatchGetItem": [{"RequestItems": {"fuzz-range": {"Keys": [KEY, {"pk": {"S": "p0"}, "sk": {"N": "0"}}],
+                                                      "ProjectionExpression": "n"},
+                                       "fuzz-hash": {"Keys": [{"id": {"S": "i0"}}], "ConsistentRead": True}}}],
+    "BatchWriteItem": [{"RequestItems": {"fuzz-range": [{"PutRequest": {"Item": ITEM}},
+                                                        {"DeleteRequest": {"Key": KEY}}],
+                                         "fuzz-hash": [{"PutRequest": {"Item": {"id": {"S": "i9"}}}}]}}],
+    "TransactWriteItems": [{"TransactItems": [
+        {"Put": {"TableName": "fuzz-range", "Item": ITEM}},
+        {"Update": {"TableName": "fuzz-hash", "Key": {"id": {"S": "i0"}}, "UpdateExpression": "SET c = :c",
+                    "ExpressionAttributeValues": {":c": {"N": "1"}}}},
+        {"Delete": {"TableName": "fuzz-range", "Key": KEY}},
+        {"ConditionCheck": {"TableName": "fuzz-hash", "Key": {"id": {"S": "i1"}},
+                            "ConditionExpression": "attribute_exists(id)"}}], "ClientRequestToken": "tok"}],
+    "TransactGetItems": [{"TransactItems": [{"Get": {"TableName": "fuzz-range", "Key": KEY}},
+                                            {"Get": {"TableName": "fuzz-hash", "Key": {"id": {"S": "i0"}}}}]}],
+    "TagResource": [{"ResourceArn": ARN, "Tags": [{"Key": "k", "Value": "v"}]}],
+    "UntagResource": [{"ResourceArn": ARN, "TagKeys": ["team"]}],
+    "ListTagsOfResource": [{"ResourceArn": ARN}],
+    "UpdateTimeToLive": [{"TableName": "fuzz-range", "TimeToLiveSpecification": {"Enabled": True, "AttributeName": "n"}}],
+    "DescribeTimeToLive": [{"TableName": "fuzz-range"}],
+    "DescribeContinuousBackups": [{"TableName": "fuzz-range"}],
+    "UpdateContinuousBackups": [{"TableName": "fuzz-range",
+                                 "PointInTimeRecoverySpecification": {"PointInTimeRecoveryEnabled": True}}],
+    "DescribeContributorInsights": [{"TableName": "fuzz-range", "IndexName": "by-g"}],
+    "UpdateContributorInsights": [{"TableName": "fuzz-range", "ContributorInsightsAction": "ENABLE"}],
+    "ListContributorInsights": [{"TableName": "fuzz-range", "MaxResults": 5}],
+    "DescribeKinesisStreamingDestination": [{"TableName": "fuzz-range"}],
+}
+FALLBACK = [{"TableName": "fuzz-range", "Key": KEY, "Item": ITEM}]  # for operations added after this test
+
+# -- strategies -----------------------------------------------------------------------------------
+
+scalars = st.one_of(
+    st.none(), st.booleans(), st.integers(-2**70, 2**70), st.floats(allow_nan=False, allow_infinity=False),
+    st.text(max_size=20),
+    st.sampled_from(["", "fuzz-range", "fuzz-hash", "pk", "sk", "#n", ":v", "p1", "1", "-0", "1e400", "NaN",
+                     "AAEC", "!!notbase64", "a.b[3]", "SET a = :v", "attribute_exists(pk)", "pk = :v",
+                     "ALL_OLD", "PROVISIONED", "PAY_PER_REQUEST", "HASH", "RANGE", "S", "N", "B", "x" * 5000]),
+)
+attribute_values = st.recursive(
+    st.one_of(st.builds(lambda s: {"S": s}, st.text(max_size=10)),
+              st.builds(lambda n: {"N": n}, st.sampled_from(["1", "-1.5", "1e130", "0.0000", "abc", "", "1" * 40])),
+              st.builds(lambda b: {"B": b}, st.sampled_from(["", "AAEC", "====", "x"])),
+              st.builds(lambda v: {"BOOL": v}, scalars), st.just({"NULL": True}), st.just({"NULL": False}),
+              st.builds(lambda v: {"SS": v}, st.lists(st.text(max_size=3), max_size=3)),
+              st.builds(lambda v: {"NS": v}, st.lists(st.sampled_from(["1", "2", "1.0", "x"]), max_size=3)),
+              st.just({}), st.just({"S": "a", "N": "1"})),
+    lambda inner: st.builds(lambda v: {"L": v}, st.lists(inner, max_size=3))
+    | st.builds(lambda v: {"M": v}, st.dictionaries(st.sampled_from(["a", "b", "pk", ""]), inner, max_size=3)),
+    max_leaves=8)
+json_values = st.recursive(scalars | attribute_values,
+                           lambda inner: st.lists(inner, max_size=4) | st.dictionaries(
+                               st.text(max_size=12) | st.sampled_from(["TableName", "Key", "Item", "S", "M"]),
+                               inner, max_size=4),
+                           max_leaves=12)
+
+
+def paths(node, prefix=()):
+    yield prefix
+    if isinstance(node, dict):
+        for key, value in node.items():
+            yield from paths(value, prefix + (key,))
+    elif isinstance(node, list):
+        for i, value in enumerate(node):
+            yield from paths(value, prefix + (i,))
+
+
+def at(node, path):
+    for step in path:
+        node = node[step]
+    return node
+
+
+@st.composite
+def mutated(draw, templates: list[dict]):
+    """A valid request with one to three random mutations anywhere in it."""
+    body = copy.deepcopy(draw(st.sampled_from(templates)))
+    for _ in range(draw(st.integers(1, 3))):
+        path = draw(st.sampled_from(list(paths(body))))
+        action = draw(st.sampled_from(["replace", "replace", "delete", "insert", "grow", "retype"]))
+        if not path:
+            if action in ("replace", "retype"):
+                body = draw(json_values)
+            continue
+        parent, last = at(body, path[:-1]), path[-1]
+        if action == "replace":
+            parent[last] = draw(json_values)
+        elif action == "delete":
+            del parent[last]
+        elif action == "insert" and isinstance(parent[last], dict):
+            parent[last][draw(st.text(max_size=8) | st.sampled_from(["S", "N", "M", "L", "Key"]))] = draw(json_values)
+        elif action == "insert" and isinstance(parent[last], list):
+            parent[last].insert(draw(st.integers(0, len(parent[last]))), draw(json_values))
+        elif action == "grow":
+            value = parent[last]
+            count = draw(st.sampled_from([2, 30, 101, 1000]))
+            parent[last] = value * count if isinstance(value, (str, list)) else [value] * count
+        elif action == "retype":
+            value = parent[last]
+            parent[last] = (json.dumps(value) if not isinstance(value, str) else
+                            draw(st.sampled_from([[value], {"S": value}, len(value), None, True])))
+    return body
+
+
+# -- the server and its state ------------------------------------------------------------------
+
+class Fuzzer:
+    """An in-process server with a data directory, a keep-alive connection, and the baseline state."""
+
+    def __init__(self, live: LiveServer, directory) -> None:
+        self.live, self.directory = live, directory
+        self.conn = http.client.HTTPConnection("127.0.0.1", live.port, timeout=30)
+        self.tried = 0
+        self.statuses: dict[int, int] = {}
+        self.restore()
+        self.baseline = self.state()
+
+    def send(self, operation: str | None, raw: bytes, content_type: str = "application/x-amz-json-1.0"):
+        headers = {"Content-Type": content_type}
+        if operation is not None:
+            headers["X-Amz-Target"] = T + operation
+        try:
+            self.conn.request("POST", "/", raw, headers)
+            response = self.conn.getresponse()
+            return response.status, response.read()
+        except (http.client.HTTPException, OSError):
+            self.conn.close()  # e.g. the server closed after a 413; reconnect once
+            self.conn = http.client.HTTPConnection("127.0.0.1", self.live.port, timeout=30)
+            self.conn.request("POST", "/", raw, headers)
+            response = self.conn.getresponse()
+            return response.status, response.read()
+
+    def state(self) -> dict:
+        """Metadata, items and index entries of every table, read from the server's own memory."""
+        out = {}
+        for name, entry in sorted(self.live.ctx.db.tables.items()):
+            indexes = {i: [(k, p.items[k]) for p, k in index.scan_keys()]
+                       for i, index in sorted(entry.table.indexes.items())}
+            out[name] = (encode_meta(entry), [(k, p.items[k]) for p, k in entry.table.scan_keys()], indexes)
+        return out
+
+    def restore(self) -> None:
+        """Back to the two fixture tables with their items (through the API, so it is journaled too)."""
+        assert self.live.raw(None, b"", path="/_dynalocal/reset")[0] == 200
+        for body in (RANGE_TABLE, HASH_TABLE):
+            assert self.send("CreateTable", json.dumps(body).encode())[0] == 200
+        for table, items in ITEMS.items():
+            body = {"RequestItems": {table: [{"PutRequest": {"Item": item}} for item in items]}}
+            assert self.send("BatchWriteItem", json.dumps(body).encode())[0] == 200
+
+    def check(self, operation: str | None, raw: bytes, content_type: str = "application/x-amz-json-1.0") -> None:
+        """Send one input: no 500, a DynamoDB-shaped error or a JSON answer, nothing changed if rejected."""
+        before = self.state()
+        status, body = self.send(operation, raw, content_type)
+        self.tried += 1
+        self.statuses[status] = self.statuses.get(status, 0) + 1
+        assert status < 500, (operation, raw[:500], body[:500])
+        if status == 200:
+            assert body == b"" or isinstance(json.loads(body), dict)
+        elif status == 400:
+            assert "__type" in json.loads(body), body
+        else:  # 404 for a wrong content type, 413 for an oversized body: no DynamoDB shape, by DynamoDB's design
+            assert status in (404, 413), (status, body[:300])
+        after = self.state()
+        if status != 200:
+            assert after == before, f"rejected {operation} changed the stored data: {raw[:500]!r}"
+        elif after != self.baseline:
+            self.restore()
+
+
+@pytest.fixture(scope="module")
+def fuzzer(request, tmp_path_factory):
+    directory = tmp_path_factory.mktemp("fuzz-data")
+    ctx = Context(settings=Settings(data_dir=str(directory), sync="none", throttling="off", ttl_interval=10**6))
+    Durability.open(ctx)
+    with LiveServer(ctx) as live:
+        fuzzer = Fuzzer(live, directory)
+        yield fuzzer
+        report = request.config.pluginmanager.get_plugin("terminalreporter")
+        if report is not None:
+            report.write_line(f"\nfuzz: {fuzzer.tried} inputs tried, statuses {dict(sorted(fuzzer.statuses.items()))}")
+
+
+FUZZ = settings(max_examples=EXAMPLES_PER_OPERATION, deadline=None, database=None,
+                derandomize=os.environ.get("DYNALOCAL_FUZZ_RANDOM") != "1",
+                suppress_health_check=[HealthCheck.too_slow, HealthCheck.data_too_large,
+                                       HealthCheck.function_scoped_fixture])
+
+
+@pytest.mark.parametrize("operation", sorted(HANDLERS))
+def test_mutated_requests_never_fail_the_server(fuzzer, operation):
+    @FUZZ
+    @given(body=mutated(TEMPLATES.get(operation, FALLBACK)))
+    def run(body):
+        fuzzer.check(operation, json.dumps(body).encode())
+
+    run()
+
+
+@pytest.mark.parametrize("operation", sorted(TEMPLATES))
+def test_templates_are_valid_requests(fuzzer, operation):
+    """The mutations start from requests the server accepts (else the fuzzing would test little)."""
+    for template in TEMPLATES[operation]:
+        status, body = fuzzer.send(operation, json.dumps(template).encode())
+        assert status == 200, body
+        fuzzer.restore()
+
+
+@FUZZ
+@given(operation=st.sampled_from(sorted(HANDLERS)), body=json_values)
+def test_random_json_bodies(fuzzer, operation, body):
+    fuzzer.check(operation, json.dumps(body).encode())
+
+
+@settings(FUZZ, max_examples=RANDOM_BODIES)
+@given(operation=st.sampled_from(sorted(HANDLERS) + ["NoSuchOperation", None]),
+       raw=st.binary(max_size=200) | st.sampled_from([b"{", b"[]", b"null", b'{"TableName":', b"\xff\xfe{}", b"{}" * 3]),
+       content_type=st.sampled_from(["application/x-amz-json-1.0", "application/json", "text/plain"]))
+def test_random_bytes_and_headers(fuzzer, operation, raw, content_type):
+    fuzzer.check(operation, raw, content_type)
+
+
+def test_recovering_the_data_directory_reproduces_the_live_state(fuzzer, tmp_path):
+    """Everything the fuzzing did (and undid) was journaled: recovery gives back exactly the live state."""
+    assert fuzzer.tried > 0
+    copy_dir = tmp_path / "copy"
+    shutil.copytree(fuzzer.directory, copy_dir)
+    db = Database()
+    recover(copy_dir, db)
+    live = fuzzer.live.ctx.db
+    assert sorted(db.tables) == sorted(live.tables)
+    for name, entry in live.tables.items():
+        restored = db.tables[name]
+        assert encode_meta(restored) == encode_meta(entry)
+        assert [(k, p.items[k]) for p, k in restored.table.scan_keys()] == \
+            [(k, p.items[k]) for p, k in entry.table.scan_keys()]
+        for index_name, index in entry.table.indexes.items():
+            assert [(k, p.items[k]) for p, k in restored.table.indexes[index_name].scan_keys()] == \
+                [(k, p.items[k]) for p, k in index.scan_keys()]

@@ -1,0 +1,236 @@
+"""Write-ahead log framing, torn-tail detection, snapshots (fuzzy capture) and recovery, in process."""
+from __future__ import annotations
+
+import logging
+import random
+import tempfile
+from pathlib import Path
+
+import orjson
+import pytest
+from hypothesis import HealthCheck, given, settings
+from hypothesis import strategies as st
+
+from dynalocal.storage import snapshot as snap
+from dynalocal.storage import wal
+from dynalocal.storage.database import Database
+from dynalocal.storage.index import schema_of
+from dynalocal.storage.recovery import apply_group, recover
+from dynalocal.storage.tablemeta import encode_meta, restore_meta
+from dynalocal.storage.values import validate_item
+
+KEY_SCHEMA = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
+DEFINITIONS = [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "N"}]
+
+
+def make_table(db: Database, name: str, partitions: int = 1, **meta):
+    return db.create(name, schema_of(KEY_SCHEMA, DEFINITIONS), partitions, key_schema=KEY_SCHEMA,
+                     attribute_definitions=DEFINITIONS, billing_mode="PAY_PER_REQUEST", **meta)
+
+
+def record_for(entry, pk: str, sk: int, payload: str = "x"):
+    item = {"pk": {"S": pk}, "sk": {"N": str(sk)}, "v": {"S": payload}}
+    return entry.table.schema.check_item(item), (orjson.dumps(item), validate_item(item))
+
+
+def state(db: Database) -> dict:
+    """Everything recovery must reproduce: metadata and every item of every table."""
+    return {name: (orjson.loads(encode_meta(e)),
+                   [(k, r) for p in e.table.partitions for k, r in p.items.items()],
+                   [p.size_bytes for p in e.table.partitions])
+            for name, e in sorted(db.tables.items())}
+
+
+class Journal:
+    """What server.durability does, minus the server: collect every mutation as log entries."""
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.entries: list[wal.Entry] = []
+        for entry in db.tables.values():
+            self.watch(entry)
+
+    def watch(self, entry) -> None:
+        entry.table.listeners.append(self.on_apply)
+
+    def on_apply(self, table, key, old, new) -> None:
+        self.entries.append((wal.PUT, table.name, key, new) if new else (wal.DELETE, table.name, key, None))
+
+    def meta(self, entry) -> None:
+        self.entries.append((wal.META, entry.name, encode_meta(entry), None))
+
+    def drop(self, name: str) -> None:
+        self.db.drop(name)
+        self.entries.append((wal.DROP, name, None, None))
+
+
+# -- framing --------------------------------------------------------------------------------
+
+entries_strategy = st.lists(st.one_of(
+    st.tuples(st.just(wal.PUT), st.text(min_size=1, max_size=20), st.binary(min_size=1, max_size=40),
+              st.tuples(st.binary(max_size=100), st.integers(0, 400_000))),
+    st.tuples(st.just(wal.DELETE), st.text(min_size=1, max_size=20), st.binary(min_size=1, max_size=40), st.none()),
+    st.tuples(st.just(wal.META), st.text(min_size=1, max_size=20), st.binary(min_size=1, max_size=200), st.none()),
+    st.tuples(st.just(wal.DROP), st.text(min_size=1, max_size=20), st.just(b""), st.none()),
+), min_size=1, max_size=10)
+
+
+@given(entries_strategy)
+def test_group_encoding_round_trips(entries):
+    assert wal.decode_group(wal.encode_group(entries)) == entries
+
+
+def write_segment(path: Path, groups: list[bytes]) -> list[int]:
+    """A segment with these group payloads; returns the end offset of each frame."""
+    data, ends = bytearray(wal.MAGIC), []
+    for payload in groups:
+        data += wal.frame(payload)
+        ends.append(len(data))
+    path.write_bytes(bytes(data))
+    return ends
+
+
+@pytest.mark.parametrize("damage, problem, kept", [
+    (lambda d: d + b"\x00" * 64, "empty frame", 5),  # a zero-filled tail (ext4 after a crash)
+    (lambda d: d + b"\x07\x00", "torn frame header", 5),
+    (lambda d: d[:-5], "torn frame (length exceeds the file)", 4),  # the last frame cut mid-record
+    (lambda d: d[:-1] + bytes([d[-1] ^ 0x40]), "checksum mismatch", 4),  # the last frame corrupted
+    (lambda d: d + b"garbage that is not a frame" * 3, "torn frame (length exceeds the file)", 5),
+])
+def test_damaged_tail_is_found_and_everything_before_it_kept(tmp_path, damage, problem, kept):
+    path = tmp_path / "wal-00000000.log"
+    groups = [wal.encode_group([(wal.PUT, "t", b"k%d" % i, (b"{}", 2))]) for i in range(5)]
+    ends = write_segment(path, groups)
+    path.write_bytes(damage(path.read_bytes()))
+    scan = wal.scan_segment(path)
+    assert (scan.problem, scan.groups, scan.good_end) == (problem, groups[:kept], ends[kept - 1])
+
+
+def test_intact_segment_has_no_problem(tmp_path):
+    path = tmp_path / "wal-00000000.log"
+    groups = [b"a", b"bb", b"ccc"]
+    ends = write_segment(path, groups)
+    scan = wal.scan_segment(path)
+    assert (scan.groups, scan.good_end, scan.problem) == (groups, ends[-1], None)
+
+
+# -- snapshots ------------------------------------------------------------------------------
+
+def test_snapshot_round_trip_with_partitions_metadata_and_big_chunks(tmp_path, monkeypatch):
+    monkeypatch.setattr(snap, "CHUNK_BYTES", 2000)  # force chunk splitting
+    db = Database()
+    a = make_table(db, "alpha", 4, tags={"k": "v"}, ttl_attribute="exp", extra={"TableClass": "STANDARD"})
+    a.contributor_insights[None] = "ENABLED"
+    b = make_table(db, "beta", 1)
+    for i in range(300):
+        a.table.apply(*record_for(a, f"p{i % 17}", i, "y" * (i % 50)))
+    b.table.apply(*record_for(b, "only", 1))
+    image = snap.Image()
+    for _ in image.capture(db, chunk=64):
+        pass
+    size = snap.write(image, tmp_path, 3)
+    assert size == (tmp_path / "snapshot-00000003.snap").stat().st_size
+    restored = Database()
+    assert snap.load(tmp_path / "snapshot-00000003.snap", restored) == (2, 301)
+    assert state(restored) == state(db)
+    assert restored.tables["alpha"].contributor_insights == {None: "ENABLED"}
+
+
+def test_truncated_snapshot_is_refused(tmp_path):
+    db = Database()
+    entry = make_table(db, "alpha")
+    entry.table.apply(*record_for(entry, "p", 1))
+    image = snap.Image()
+    list(image.capture(db))
+    snap.write(image, tmp_path, 1)
+    path = tmp_path / "snapshot-00000001.snap"
+    path.write_bytes(path.read_bytes()[:-3])
+    with pytest.raises(snap.SnapshotError):
+        snap.load(path, Database())
+
+
+@settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
+@given(seed=st.integers(0, 2**32), chunk=st.integers(1, 40))
+def test_fuzzy_snapshot_plus_log_after_it_equals_the_live_state(seed, chunk):
+    """Writes, re-partitioning and drop/recreate while the snapshot is being copied are all recovered."""
+    rng = random.Random(seed)
+    db = Database()
+    for name in ("alpha", "beta"):
+        entry = make_table(db, name, rng.randint(1, 4))
+        for i in range(rng.randint(0, 120)):
+            entry.table.apply(*record_for(entry, f"p{rng.randint(0, 30)}", i))
+    journal = Journal(db)  # the log segment that starts where the snapshot starts
+    image = snap.Image()
+    for _ in image.capture(db, chunk=chunk):
+        for _ in range(rng.randint(0, 3)):
+            name = rng.choice(("alpha", "beta"))
+            entry = db.tables.get(name)
+            roll = rng.random()
+            if entry is None:
+                entry = make_table(db, name, rng.randint(1, 3))
+                journal.watch(entry)
+                journal.meta(entry)
+            elif roll < 0.6:
+                entry.table.apply(*record_for(entry, f"p{rng.randint(0, 30)}", rng.randint(0, 150), str(roll)))
+            elif roll < 0.85:
+                keys = [k for p in entry.table.partitions for k in p.items]
+                if keys:
+                    entry.table.apply(rng.choice(keys), None)
+            elif roll < 0.95:
+                entry.table.set_partition_count(rng.randint(1, 5))
+                journal.meta(entry)
+            else:
+                journal.drop(name)
+    with tempfile.TemporaryDirectory() as directory:
+        snap.write(image, Path(directory), 1)
+        restored = Database()
+        snap.load(Path(directory) / "snapshot-00000001.snap", restored)
+    apply_group(restored, journal.entries)
+    assert state(restored) == state(db)
+
+
+# -- recovery -------------------------------------------------------------------------------
+
+def test_recovery_replays_segments_cuts_the_tail_with_one_line_and_orphans_later_segments(tmp_path, caplog):
+    db = Database()
+    entry = make_table(db, "alpha")
+    meta = (wal.META, "alpha", encode_meta(entry), None)
+    puts = [(wal.PUT, "alpha", *record_for(entry, "p", i)) for i in range(4)]
+    write_segment(tmp_path / "wal-00000000.log", [wal.encode_group([meta]), wal.encode_group(puts[:2])])
+    ends = write_segment(tmp_path / "wal-00000001.log", [wal.encode_group(puts[2:3]), wal.encode_group(puts[3:])])
+    later = tmp_path / "wal-00000002.log"
+    write_segment(later, [wal.encode_group([(wal.DROP, "alpha", None, None)])])
+    damaged = tmp_path / "wal-00000001.log"
+    damaged.write_bytes(damaged.read_bytes()[:-2])  # the last group of segment 1 is torn
+    recovered = Database()
+    with caplog.at_level(logging.WARNING, logger="dynalocal.durability"):
+        result = recover(tmp_path, recovered)
+    assert [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [
+        f"wal-00000001.log: torn frame (length exceeds the file) at offset {ends[0]}; cut {ends[1] - 2 - ends[0]} "
+        "bytes of damaged tail, kept 1 intact groups before it"]
+    assert damaged.stat().st_size == ends[0]
+    assert not later.exists() and (tmp_path / "wal-00000002.log.orphaned").exists()
+    assert recovered.tables["alpha"].table.item_count == 3
+    assert result.groups == 3 and result.next_generation == 2
+
+
+def test_recovery_uses_the_newest_snapshot_and_deletes_what_it_supersedes(tmp_path):
+    db = Database()
+    entry = make_table(db, "alpha", 2)
+    journal = Journal(db)
+    for i in range(10):
+        entry.table.apply(*record_for(entry, f"p{i}", i))
+    image = snap.Image()
+    list(image.capture(db))
+    write_segment(tmp_path / "wal-00000000.log", [b"\xff"])  # superseded: never read
+    snap.write(image, tmp_path, 1)
+    (tmp_path / "snapshot-00000002.snap.tmp").write_bytes(b"half a snapshot")
+    journal.entries.clear()
+    entry.table.apply(*record_for(entry, "p0", 0, "changed"))
+    restore_meta(db, "alpha", encode_meta(entry))
+    write_segment(tmp_path / "wal-00000001.log", [wal.encode_group(journal.entries)])
+    recovered = Database()
+    result = recover(tmp_path, recovered)
+    assert state(recovered) == state(db)
+    assert (result.snapshot, result.groups, result.next_generation) == (1, 1, 2)
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["snapshot-00000001.snap", "wal-00000001.log"]
