@@ -43,7 +43,8 @@ class Target:
         self.port = free_port()
         cmd = [part.replace("{port}", str(self.port)) for part in self.command]
         started = time.perf_counter()
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=ROOT)
+        os.makedirs(PEERS, exist_ok=True)  # peers may write files (DynamoDB Local's metadata) in their cwd
+        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=PEERS)
         deadline = started + 60
         while time.perf_counter() < deadline:
             if self.proc.poll() is not None:
