@@ -15,7 +15,6 @@ import urllib.request
 from dataclasses import dataclass
 
 HERE = os.path.dirname(os.path.abspath(__file__))
-ROOT = os.path.dirname(HERE)
 PEERS = os.path.join(HERE, ".peers")
 PYTHON = sys.executable
 
