@@ -1,4 +1,9 @@
-"""Startup time, idle RSS, and memory per stored item for 1M items of about 200 bytes."""
+"""Startup time, idle RSS, memory per stored item for 1M items of ~200 bytes, and Query latency by table size.
+
+The 1M items are 10,000 partition keys x 100 sort keys, so the same server then answers
+Queries of 100 items from a 1M-item table and from a 1k-item table, measured end to end
+with wrk, interleaved.
+"""
 from __future__ import annotations
 
 import http.client
@@ -7,8 +12,9 @@ import threading
 
 import orjson
 
+import loadgen
 import peers
-from workloads import PAYLOAD
+from workloads import PAYLOAD, Workload
 
 STARTS = 5
 LOADERS = 4
@@ -24,11 +30,15 @@ def _post(conn: http.client.HTTPConnection, target: str, body: bytes) -> dict:
     return orjson.loads(data) if data else {}
 
 
+PER_KEY = 100
+QUERY_ROUNDS = 3
+
+
 def _load(port: int, table: str, start: int, stop: int) -> None:
     conn = http.client.HTTPConnection("127.0.0.1", port)
     for base in range(start, stop, 25):
-        requests = [{"PutRequest": {"Item": {"pk": {"S": f"item-{i:08d}"}, "payload": {"S": PAYLOAD},
-                                             "n": {"N": str(i)}}}} for i in range(base, min(base + 25, stop))]
+        requests = [{"PutRequest": {"Item": {"pk": {"S": f"p-{i // PER_KEY:07d}"}, "sk": {"N": str(i % PER_KEY)},
+                                             "payload": {"S": PAYLOAD}}}} for i in range(base, min(base + 25, stop))]
         pending = {table: requests}
         while pending:
             pending = _post(conn, "BatchWriteItem", orjson.dumps({"RequestItems": pending})).get("UnprocessedItems")
@@ -46,10 +56,13 @@ def measure(items: int) -> dict:
     target.start()
     try:
         conn = http.client.HTTPConnection("127.0.0.1", target.port)
-        _post(conn, "CreateTable", orjson.dumps({
-            "TableName": "mem", "BillingMode": "PAY_PER_REQUEST",
-            "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
-            "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}))
+        for name in ("mem", "small"):
+            _post(conn, "CreateTable", orjson.dumps({
+                "TableName": name, "BillingMode": "PAY_PER_REQUEST",
+                "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+                "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                                         {"AttributeName": "sk", "AttributeType": "N"}]}))
+        _load(target.port, "small", 0, 1000)
         before = target.rss_mb()
         step = -(-items // LOADERS)
         threads = [threading.Thread(target=_load, args=(target.port, "mem", i * step, min(items, (i + 1) * step)))
@@ -60,13 +73,30 @@ def measure(items: int) -> dict:
             t.join()
         after = target.rss_mb()
         size = _post(conn, "DescribeTable", b'{"TableName":"mem"}')["Table"]
+        latency = _query_latency(target.url, size["ItemCount"] // PER_KEY)
     finally:
         target.stop()
     return {"startup_s_median": statistics.median(startups), "startup_s_all": startups,
             "idle_rss_mb": statistics.median(idle), "items": size["ItemCount"],
             "item_bytes_avg": size["TableSizeBytes"] / max(1, size["ItemCount"]),
             "rss_before_mb": before, "rss_after_mb": after,
-            "bytes_per_item": (after - before) * 1024 * 1024 / max(1, size["ItemCount"])}
+            "bytes_per_item": (after - before) * 1024 * 1024 / max(1, size["ItemCount"]), **latency}
+
+
+def _query(table: str, keys: int) -> Workload:
+    return Workload(f"Query {table}", "Query",
+                    f"string.format('{{\"TableName\":\"{table}\",\"KeyConditionExpression\":\"pk = :p\","
+                    f"\"ExpressionAttributeValues\":{{\":p\":{{\"S\":\"p-%07d\"}}}}}}', math.random(0, {keys - 1}))")
+
+
+def _query_latency(url: str, big_keys: int) -> dict:
+    """p50 latency of 100-item Queries on the 1k-item and the 1M-item table, interleaved rounds."""
+    small, big = [], []
+    for _ in range(QUERY_ROUNDS):
+        small.append(loadgen.run(url, _query("small", 10).script(), 3, connections=1).p50_ms)
+        big.append(loadgen.run(url, _query("mem", big_keys).script(), 3, connections=1).p50_ms)
+    return {"query_p50_ms_1k": statistics.median(small), "query_p50_ms_1m": statistics.median(big),
+            "query_latency_ratio_1m_1k": statistics.median(big) / statistics.median(small)}
 
 
 def print_report(m: dict) -> None:
@@ -74,3 +104,5 @@ def print_report(m: dict) -> None:
           f"{len(m['startup_s_all'])} starts; idle RSS {m['idle_rss_mb']:.1f} MB")
     print(f"{m['items']} items of {m['item_bytes_avg']:.0f} bytes (DynamoDB size): RSS {m['rss_before_mb']:.0f} -> "
           f"{m['rss_after_mb']:.0f} MB, {m['bytes_per_item']:.0f} bytes per item")
+    print(f"Query of 100 items, p50 over HTTP (1 connection): 1k-item table {m['query_p50_ms_1k']:.3f} ms, "
+          f"1M-item table {m['query_p50_ms_1m']:.3f} ms, ratio {m['query_latency_ratio_1m_1k']:.2f}")
