@@ -165,3 +165,26 @@ def test_concurrent_transfers_conserve_the_total_and_reads_see_snapshots(server,
         assert all(t == 600 for r in readers for t in r.result()), "every snapshot read sees the same total"
     final = audit(0)[0]
     assert final == 600
+
+
+def test_throttled_actions_cancel_with_a_throughput_reason():
+    from conftest import LiveServer
+    from dynalocal.server.context import Context, Settings
+
+    class Frozen:
+        def __call__(self) -> float:
+            return 100.0
+
+    with LiveServer(Context(settings=Settings(burst_seconds=2), clock=Frozen())) as live:
+        client = live.client(retries={"total_max_attempts": 1, "mode": "standard"})
+        client.create_table(TableName="tx-throttle", KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+                            AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+                            ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1},
+                            Tags=[{"Key": "dynalocal:partitions", "Value": "1"}])
+        client.put_item(TableName="tx-throttle", Item=_key("a"))  # 1 of the 2 burst write units
+        client.transact_write_items(TransactItems=[{"Put": {"TableName": "tx-throttle", "Item": _key("b")}}])
+        with pytest.raises(ClientError) as info:  # the bucket is now in debt: refused, not applied
+            client.transact_write_items(TransactItems=[{"Put": {"TableName": "tx-throttle", "Item": _key("c")}}])
+        assert _cancel_codes(info) == ["ProvisionedThroughputExceeded"]
+        assert "provisioned throughput" in info.value.response["CancellationReasons"][0]["Message"]
+        assert "Item" not in client.get_item(TableName="tx-throttle", Key=_key("c"))
