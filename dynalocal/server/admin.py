@@ -8,9 +8,11 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from ..storage.database import TableEntry
+from ..storage.table import ItemStore
+from ..storage.throttle import TableMeter
 from .context import Context
 from .durability import reset_database
-from .throttling import table_meter
+from .throttling import index_meter, table_meter
 
 HOT_KEYS_SHOWN = 5
 
@@ -23,11 +25,19 @@ def _show_key(kind: str, pk_prefix: bytes) -> str:
 
 
 def partition_stats(ctx: Context, entry: TableEntry) -> list[dict]:
-    """Per-partition figures: items, bytes, units consumed, throttle events, hottest keys."""
-    meter = table_meter(ctx, entry)
-    kind = entry.table.schema.hash_type
+    """Per-partition figures of a table: items, bytes, units consumed, throttle events, hottest keys."""
+    return _store_stats(ctx, entry.table, table_meter(ctx, entry), entry.table.schema.hash_type)
+
+
+def index_stats(ctx: Context, entry: TableEntry) -> dict[str, list[dict]]:
+    """Per-partition figures of each GSI (LSIs live in, and are counted by, the table's partitions)."""
+    return {name: _store_stats(ctx, index, index_meter(ctx, entry, index), index.schema.hash_type)
+            for name, index in entry.table.indexes.items() if index.is_global}
+
+
+def _store_stats(ctx: Context, store: ItemStore, meter: TableMeter, kind: str) -> list[dict]:
     out = []
-    for i, (part, m) in enumerate(zip(entry.table.partitions, meter.partitions)):
+    for i, (part, m) in enumerate(zip(store.partitions, meter.partitions)):
         m.note_key(b"", 0, ctx.clock())  # apply decay before reporting
         del m.hot[b""]
         out.append({
@@ -59,7 +69,7 @@ def admin_routes(ctx: Context) -> list[Route]:
         if entry is None:
             return JSONResponse({"error": f"no table named {name}"}, status_code=404)
         return JSONResponse({"table": name, "billing_mode": entry.billing_mode,
-                             "partitions": partition_stats(ctx, entry)})
+                             "partitions": partition_stats(ctx, entry), "indexes": index_stats(ctx, entry)})
 
     async def metrics(_: Request) -> Response:
         return PlainTextResponse(prometheus(ctx), media_type="text/plain; version=0.0.4")
@@ -87,13 +97,18 @@ _METRICS = (
 
 
 def prometheus(ctx: Context) -> str:
-    """The partition figures of every table in Prometheus text format."""
-    stats = {name: partition_stats(ctx, entry) for name, entry in sorted(ctx.db.tables.items())}
+    """The partition figures of every table and GSI in Prometheus text format (GSIs labelled `index`)."""
+    series = []  # (labels, per-partition stats); table and index names need no escaping
+    for name, entry in sorted(ctx.db.tables.items()):
+        series.append((f'table="{name}"', partition_stats(ctx, entry)))
+        for index, parts in sorted(index_stats(ctx, entry).items()):
+            series.append((f'table="{name}",index="{index}"', parts))
     lines = []
     for field, metric, help_text in _METRICS:
         kind = "counter" if metric.endswith("_total") else "gauge"
         lines += [f"# HELP {metric} {help_text}", f"# TYPE {metric} {kind}"]
-        for name, parts in stats.items():
+        for labels, parts in series:
             for p in parts:
-                lines.append(f'{metric}{{table="{name}",partition="{p["index"]}"}} {p[field]}')
+                lines.append(f'{metric}{{{labels},partition="{p["index"]}"}} {p[field]}')
     return "\n".join(lines) + "\n"
+

@@ -2,6 +2,8 @@
 
 Everything is validated (values, tables, keys, duplicates) before anything is read or
 written, so a rejected batch changes nothing; writes go through Table.apply one by one.
+A key or write whose partition (or, for writes, a GSI partition) is throttled is returned in
+UnprocessedKeys / UnprocessedItems; only when nothing at all was processed does the call fail.
 """
 from __future__ import annotations
 
@@ -9,13 +11,14 @@ from typing import Any
 
 import orjson
 
-from ...errors import ValidationException
+from ...errors import DynamoError, ValidationException
 from ...storage.blob import dumps
 from ...storage.capacity import read_units, write_units
 from ...storage.index import check_index_keys
 from ...storage.values import MAX_ITEM_SIZE, validate_item
 from ..context import Context
-from .common import compile_expressions, consumed, data_table
+from ..throttling import charge_writes, gsi_refusal, gsi_writes, partition_key, refusal, table_meter
+from .common import add_units, compile_expressions, consumed, data_table, write_consumed
 
 MAX_GET_KEYS = 100
 MAX_WRITES = 25
@@ -46,20 +49,31 @@ def batch_get_item(ctx: Context, body: dict) -> dict:
     responses: dict[str, list] = {name: [] for name in request}
     unprocessed: dict[str, dict] = {}
     capacity: list[dict] = []
-    used, full = 0, False
+    used, full, processed = 0, False, 0
+    refused: DynamoError | None = None
+    now = ctx.clock()
     for name, spec, encoded in plans:
-        table = entries[name].table
+        entry = entries[name]
+        table, meter = entry.table, table_meter(ctx, entry)
         consistent = spec.get("ConsistentRead") is True
         projection = compiled[name].projection if compiled[name] is not None else None
         units = 0.0
         for key_map, key in zip(spec["Keys"], encoded):
-            record = table.get(key)
+            part = table.partition_index(key)
+            record = None if full else table.partitions[part].items.get(key)
             if full or (record is not None and used and used + record[1] > MAX_GET_BYTES):
                 full = True  # the response is full: this key and all after it are left over
-                left = unprocessed.setdefault(name, {k: v for k, v in spec.items() if k != "Keys"} | {"Keys": []})
-                left["Keys"].append(key_map)
+                _leave(unprocessed, name, spec, key_map)
                 continue
-            units += read_units(record[1] if record is not None else 0, consistent)
+            err = refusal(ctx, entry, meter, part, "Read")
+            if err is not None:  # a throttled partition: the key is left for the caller to retry
+                refused = refused or err
+                _leave(unprocessed, name, spec, key_map)
+                continue
+            processed += 1
+            key_units = read_units(record[1] if record is not None else 0, consistent)
+            meter.charge_read(part, key_units, partition_key(key), now)
+            units += key_units
             if record is None:
                 continue
             used += record[1]
@@ -70,14 +84,24 @@ def batch_get_item(ctx: Context, body: dict) -> dict:
         cc = consumed(body, name, units)
         if cc is not None:
             capacity.append(cc)
+    if refused is not None and not processed:
+        raise refused  # nothing could be read: the whole call is throttled
     out: dict[str, Any] = {"Responses": responses, "UnprocessedKeys": unprocessed}
     if capacity:
         out["ConsumedCapacity"] = capacity
     return out
 
 
-def _parse_writes(request: dict[str, list]) -> list[tuple[str, str, dict, int]]:
-    """(table, 'put' | 'delete', item or key, item size) per request, values validated."""
+def _leave(unprocessed: dict[str, dict], name: str, spec: dict, key_map: dict) -> None:
+    """Add a key to UnprocessedKeys, whose table entry repeats the request's other members."""
+    left = unprocessed.get(name)
+    if left is None:
+        left = unprocessed[name] = {k: v for k, v in spec.items() if k != "Keys"} | {"Keys": []}
+    left["Keys"].append(key_map)
+
+
+def _parse_writes(request: dict[str, list]) -> list[tuple[str, str, dict, int, dict]]:
+    """(table, 'put' | 'delete', item or key, item size, request element) per request, values validated."""
     writes = []
     for name, items in request.items():
         for write in items:
@@ -88,10 +112,10 @@ def _parse_writes(request: dict[str, list]) -> list[tuple[str, str, dict, int]]:
                 size = validate_item(put["Item"])
                 if size > MAX_ITEM_SIZE:
                     raise ValidationException("Item size has exceeded the maximum allowed size")
-                writes.append((name, "put", put["Item"], size))
+                writes.append((name, "put", put["Item"], size, write))
             else:
                 validate_item(delete["Key"])
-                writes.append((name, "delete", delete["Key"], 0))
+                writes.append((name, "delete", delete["Key"], 0, write))
     return writes
 
 
@@ -103,7 +127,7 @@ def batch_write_item(ctx: Context, body: dict) -> dict:
     entries = {name: data_table(ctx, name) for name in request}
     planned = []
     seen: set[tuple[str, bytes]] = set()
-    for name, kind, value, size in writes:
+    for name, kind, value, size, element in writes:
         table = entries[name].table
         if kind == "put":
             key = table.schema.check_item(value)
@@ -113,24 +137,47 @@ def batch_write_item(ctx: Context, body: dict) -> dict:
         if (name, key) in seen:
             raise ValidationException(DUPLICATES)
         seen.add((name, key))
-        planned.append((name, kind, value, size, key))
+        planned.append((name, kind, value, size, key, element))
     units: dict[str, float] = {name: 0.0 for name in request}
+    index_units: dict[str, dict[str, float]] = {name: {} for name in request}
     metrics: dict[str, list] = {}
+    unprocessed: dict[str, list] = {}
+    refused: DynamoError | None = None
     want_metrics = body.get("ReturnItemCollectionMetrics") == "SIZE"
-    for name, kind, value, size, key in planned:
-        table = entries[name].table
+    for name, kind, value, size, key, element in planned:
+        entry = entries[name]
+        table = entry.table
+        part = table.partition_index(key)
+        old = table.partitions[part].items.get(key)
+        new_item = value if kind == "put" else None
+        gsis = []
+        err = refusal(ctx, entry, table_meter(ctx, entry), part, "Write")
+        if err is None and table.indexes and (old is not None or new_item is not None):
+            gsis = gsi_writes(ctx, entry, key, old, new_item)
+            err = gsi_refusal(ctx, entry, gsis)
+        if err is not None:  # throttled by the table or a GSI: left for the caller to resubmit
+            refused = refused or err
+            unprocessed.setdefault(name, []).append(element)
+            continue
         if kind == "put":
-            old = table.apply(key, (dumps(value), size))
-            units[name] += write_units(max(size, old[1] if old is not None else 0))
+            table.apply(key, (dumps(value), size))
+            table_units = write_units(max(size, old[1] if old is not None else 0))
         else:
-            old = table.apply(key, None)
-            units[name] += write_units(old[1] if old is not None else 0)
-        if want_metrics and entries[name].lsis:
+            if old is not None:
+                table.apply(key, None)
+            table_units = write_units(old[1] if old is not None else 0)
+        written = table.index_write_units if old is not None or new_item is not None else {}
+        add_units(index_units[name], charge_writes(ctx, entry, part, key, table_units, written, gsis))
+        units[name] += table_units
+        if want_metrics and entry.lsis:
             hash_name = table.schema.hash_name
             metrics.setdefault(name, []).append(
                 {"ItemCollectionKey": {hash_name: value[hash_name]}, "SizeEstimateRangeGB": [0.0, 1.0]})
-    out: dict[str, Any] = {"UnprocessedItems": {}}
-    capacity = [cc for name in request if (cc := consumed(body, name, units[name])) is not None]
+    if refused is not None and sum(map(len, unprocessed.values())) == len(planned):
+        raise refused  # nothing could be written: the whole call is throttled
+    out: dict[str, Any] = {"UnprocessedItems": unprocessed}
+    capacity = [cc for name in request
+                if (cc := write_consumed(body, name, units[name], index_units[name], entries[name].table)) is not None]
     if capacity:
         out["ConsumedCapacity"] = capacity
     if metrics:

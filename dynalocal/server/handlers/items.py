@@ -9,8 +9,8 @@ from ...storage.capacity import read_units, write_units
 from ...storage.index import check_index_keys
 from ...storage.values import MAX_ITEM_SIZE, item_size, validate_item
 from ..context import Context
-from ..throttling import admit_read, admit_write, charge_read, charge_write
-from .common import check_return_values, compile_expressions, consumed, data_table
+from ..throttling import admit_gsi_writes, admit_read, admit_write, charge_read, charge_write, charge_writes, gsi_writes
+from .common import check_return_values, compile_expressions, consumed, data_table, write_consumed
 
 ITEM_TOO_BIG = "Item size has exceeded the maximum allowed size"
 UPDATE_TOO_BIG = "Item size to update has exceeded the maximum allowed size"
@@ -78,13 +78,17 @@ def put_item(ctx: Context, body: dict) -> dict | bytes:
     admit_write(ctx, entry, part)
     old = table.partitions[part].items.get(key)
     old_item = _check_condition(ctx, entry, part, key, compiled, body, old, None, size) if compiled else None
+    writes = []
+    if table.indexes:
+        writes = gsi_writes(ctx, entry, key, old, item, old_item)
+        admit_gsi_writes(ctx, entry, writes)
     table.apply(key, (dumps(item), size))
     units = write_units(max(size, old[1] if old else 0))
-    charge_write(ctx, entry, part, units, key)
+    index_units = charge_writes(ctx, entry, part, key, units, table.index_write_units, writes)
     out: dict = {}
     if return_values == "ALL_OLD" and old is not None:
         out["Attributes"] = old_item if old_item is not None else orjson.loads(old[0])
-    cc = consumed(body, body["TableName"], units)
+    cc = write_consumed(body, body["TableName"], units, index_units, table)
     if cc:
         out["ConsumedCapacity"] = cc
     return out if out else b"{}"
@@ -102,14 +106,20 @@ def delete_item(ctx: Context, body: dict) -> dict | bytes:
     old = table.partitions[part].items.get(key)
     old_item = _check_condition(ctx, entry, part, key, compiled, body, old, None, old[1] if old else 0) \
         if compiled else None
+    writes: list = []
+    index_units: dict[str, float] = {}
     if old is not None:
+        if table.indexes:
+            writes = gsi_writes(ctx, entry, key, old, None, old_item)
+            admit_gsi_writes(ctx, entry, writes)
         table.apply(key, None)
+        index_units = table.index_write_units
     units = write_units(old[1] if old else 0)
-    charge_write(ctx, entry, part, units, key)
+    index_units = charge_writes(ctx, entry, part, key, units, index_units, writes)
     out: dict = {}
     if return_values == "ALL_OLD" and old is not None:
         out["Attributes"] = old_item if old_item is not None else orjson.loads(old[0])
-    cc = consumed(body, body["TableName"], units)
+    cc = write_consumed(body, body["TableName"], units, index_units, table)
     if cc:
         out["ConsumedCapacity"] = cc
     return out if out else b"{}"
@@ -144,15 +154,20 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
         result = None
         new_item = dict(old_item) if old_item is not None else dict(key_map)
     size = 0
+    writes: list = []
+    index_units: dict[str, float] = {}
     if new_item is not None:
         size = item_size(new_item)
         if size > MAX_ITEM_SIZE:
             raise ValidationException(UPDATE_TOO_BIG)
         if table.indexes:
             check_index_keys(table, new_item, update=update is not None)
+            writes = gsi_writes(ctx, entry, key, old, new_item, old_item)
+            admit_gsi_writes(ctx, entry, writes)
         table.apply(key, (dumps(new_item), size))
+        index_units = table.index_write_units
     units = write_units(max(size, old[1] if old else 0))
-    charge_write(ctx, entry, part, units, key)
+    index_units = charge_writes(ctx, entry, part, key, units, index_units, writes)
     out: dict = {}
     attributes = None
     if return_values == "ALL_OLD":
@@ -165,7 +180,7 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
         attributes = result.updated_new(new_item)
     if attributes:
         out["Attributes"] = attributes
-    cc = consumed(body, body["TableName"], units)
+    cc = write_consumed(body, body["TableName"], units, index_units, table)
     if cc:
         out["ConsumedCapacity"] = cc
     return out if out else b"{}"

@@ -6,6 +6,8 @@ bytes as they are: a page is never decoded only to be encoded again.
 """
 from __future__ import annotations
 
+from bisect import bisect_left
+from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -18,9 +20,10 @@ from ...storage.index import Index
 from ...storage.keys import KeySchema, sort_bytes
 from ...storage.ranges import Page, read_range, read_scan, segment_tokens, sort_bounds, sort_matches
 from ...storage.table import ItemStore
+from ...storage.throttle import TableMeter
 from ...storage.values import validate_item
 from ..context import Context
-from ..throttling import admit_read, charge_read
+from ..throttling import partition_key, read_meter, refusal
 from .common import compile_expressions, consumed, data_table
 
 QUERY_PREFIX = "1 validation error detected: "
@@ -156,16 +159,17 @@ def query(ctx: Context, body: dict) -> dict | bytes:
     if esk is not None:
         start = _query_start(entry, index, esk, h, op, values)
         bounds = bounds.after(start, reverse)
-    if index is not None:
-        page = read_range(store, bounds, reverse, body.get("Limit"))
-        return respond(body, entry, index, compiled, select, page)
-    part = entry.table.partition_index(bounds.lo)  # type: ignore[arg-type]
-    admit_read(ctx, entry, part)
+    # A GSI has its own partitions and meter; the table and its LSIs share the table's.
+    metered, meter, gsi = read_meter(ctx, entry, index)
+    part = metered.partition_index(bounds.lo)  # type: ignore[arg-type]
+    err = refusal(ctx, entry, meter, part, "Read", gsi)
+    if err is not None:
+        raise err
     page = read_range(store, bounds, reverse, body.get("Limit"))
-    if schema.range_name is None or op == "EQ":
+    if index is None and (schema.range_name is None or op == "EQ"):
         page.last_key = None  # a full-key query reads at most one item: nothing to resume
-    out = respond(body, entry, index, compiled, select, page)
-    charge_read(ctx, entry, part, read_units(page.read_bytes, body.get("ConsistentRead") is True), bounds.lo)
+    out, units = respond(body, entry, index, compiled, select, page)
+    meter.charge_read(part, units, partition_key(bounds.lo), ctx.clock())
     return out
 
 
@@ -217,12 +221,39 @@ def scan(ctx: Context, body: dict) -> dict | bytes:
         if not lo <= int.from_bytes(start[:8], "big") < hi:
             raise ValidationException("The provided starting key is invalid: Exclusive start key must lie within "
                                       "the segment")
+    metered, meter, gsi = read_meter(ctx, entry, index)
+    lo_key = segment_tokens(segment, total)[0].to_bytes(8, "big")
+    first = metered.partition_index(start if start is not None and start >= lo_key else lo_key)
+    err = refusal(ctx, entry, meter, first, "Read", gsi)  # admitted where the page starts reading
+    if err is not None:
+        raise err
     page = read_scan(store, start, body.get("Limit"), segment, total)
-    return respond(body, entry, index, compiled, select, page)
+    out, units = respond(body, entry, index, compiled, select, page)
+    _charge_scan(ctx, metered, meter, page, units, first)
+    return out
 
 
-def respond(body: dict, entry: TableEntry, index: Index | None, compiled: Any, select: str, page: Page) -> bytes:
-    """Filter, fetch, project and count a page; serialise the response."""
+def _charge_scan(ctx: Context, metered: ItemStore, meter: TableMeter, page: Page, units: float,
+                 first: int) -> None:
+    """Charge a Scan page's units to the partitions it read, in proportion to the bytes read there."""
+    now = ctx.clock()
+    keys, records, total = page.keys, page.records, page.read_bytes
+    if not total:
+        meter.charge_read(first, units, None, now)
+        return
+    parts = metered.partitions
+    p, i = metered.partition_index(keys[0]), 0
+    while i < len(keys):
+        j = bisect_left(keys, parts[p + 1].lo_key, i) if p + 1 < len(parts) else len(keys)
+        size = sum(map(itemgetter(1), records[i:j]))
+        if size:
+            meter.charge_read(p, units * size / total, None, now)
+        i, p = j, p + 1
+
+
+def respond(body: dict, entry: TableEntry, index: Index | None, compiled: Any, select: str,
+            page: Page) -> tuple[bytes, float]:
+    """Filter, fetch, project and count a page; serialise the response; also return the units read."""
     consistent = body.get("ConsistentRead") is True
     flt = compiled.filter if compiled is not None else None
     projection = compiled.projection if compiled is not None else None
@@ -260,11 +291,12 @@ def respond(body: dict, entry: TableEntry, index: Index | None, compiled: Any, s
         last = orjson.loads(page.records[-1][0])
         names = index.key_names if index is not None else entry.table.schema.names
         out += [b',"LastEvaluatedKey":', orjson.dumps({n: last[n] for n in names})]
-    cc = _consumed(body, index, read_units(page.read_bytes, consistent), fetch_units)
+    units = read_units(page.read_bytes, consistent)
+    cc = _consumed(body, index, units, fetch_units)
     if cc is not None:
         out += [b',"ConsumedCapacity":', orjson.dumps(cc)]
     out.append(b"}")
-    return b"".join(out)
+    return b"".join(out), units + fetch_units
 
 
 def _consumed(body: dict, index: Index | None, units: float, fetch_units: float) -> dict | None:

@@ -10,7 +10,7 @@ from ...storage.database import TableEntry
 from ...storage.index import build_indexes
 from ...storage.keys import KeySchema
 from ..context import Context
-from ..throttling import table_meter
+from ..throttling import refresh_meters
 from . import index_updates
 from .common import control_table
 
@@ -292,8 +292,8 @@ def update_table(ctx: Context, body: dict) -> dict:
         if member in body:
             entry.extra[member] = body[member]
     entry.table.set_partition_count(partition_count(entry))
-    table_meter(ctx, entry)  # new rates apply from this moment, not from the next request
     index_updates.apply(entry, body, definitions)
+    refresh_meters(ctx, entry)  # new rates apply from this moment, not from the next request
     out = {"TableDescription": describe(entry, status="UPDATING")}
     index_updates.finish(entry)
     return out

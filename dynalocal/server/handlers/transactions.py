@@ -8,22 +8,23 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 from typing import Any
 
 import orjson
 
-from ...errors import (ConditionalCheckFailedException, IdempotentParameterMismatchException,
+from ...errors import (ConditionalCheckFailedException, DynamoError, IdempotentParameterMismatchException,
                        TransactionCanceledException, ValidationException)
 from ...expressions import compile_request
 from ...storage.blob import dumps
 from ...storage.capacity import read_units, write_units
 from ...storage.database import TableEntry
 from ...storage.index import check_index_keys
+from ...storage.table import Table
 from ...storage.values import MAX_ITEM_SIZE, item_size, validate_item
 from ..context import Context
-from ..throttling import charge_read, charge_write, table_meter, throttled
-from .common import data_table
+from ..throttling import GsiWrite, charge_read, charge_writes, gsi_refusal, gsi_writes, refusal, table_meter
+from .common import add_units, consumed, data_table, write_consumed
 
 ACTIONS = ("ConditionCheck", "Put", "Update", "Delete")
 TOKEN_LIFETIME = 600.0
@@ -54,6 +55,7 @@ class Action:
     units: float = 0.0
     compiled: Any = None
     spec_size: int = 0  # validated size of a Put's item
+    gsis: list[GsiWrite] = field(default_factory=list)  # GSI entries the write touches
 
 
 def _one_action(element: dict) -> tuple[str, dict]:
@@ -79,7 +81,8 @@ def _plan_write(ctx: Context, action: Action) -> None:
     action.old = table.partitions[action.part].items.get(action.key)
 
 
-def _evaluate(action: Action) -> None:
+def _evaluate(action: Action) -> tuple[dict | None, dict | None]:
+    """Check the condition and build the new record; return the old and new items."""
     old_item = orjson.loads(action.old[0]) if action.old is not None else None
     condition = action.compiled.condition if action.compiled is not None else None
     if condition is not None and not condition.matches(old_item):
@@ -87,10 +90,11 @@ def _evaluate(action: Action) -> None:
         raise Cancelled("ConditionalCheckFailed", ConditionalCheckFailedException().message,
                         old_item if show else None)
     kind, table = action.kind, action.entry.table
+    new_item = None
     try:
         if kind == "Put":
-            item = action.spec["Item"]
-            action.new = (dumps(item), action.spec_size)
+            new_item = action.spec["Item"]
+            action.new = (dumps(new_item), action.spec_size)
         elif kind == "Update":
             update = action.compiled.update if action.compiled is not None else None
             if update is None:
@@ -109,20 +113,27 @@ def _evaluate(action: Action) -> None:
         raise Cancelled("ValidationError", err.message) from None
     new_size = action.new[1] if action.new is not None else 0
     action.units = 2 * write_units(max(new_size, action.old[1] if action.old is not None else 0))
+    return old_item, new_item
 
 
-def _admit(ctx: Context, action: Action, write: bool) -> None:
-    if ctx.settings.throttling == "off":
-        return
-    meter = table_meter(ctx, action.entry)
-    now = ctx.clock()
-    reason = meter.check_write(action.part, now) if write else meter.check_read(action.part, now)
-    if reason is None:
-        return
-    err = throttled(ctx, action.entry, action.part, "Write" if write else "Read", reason)
+def _throttle_reason(action: Action, err: DynamoError | None) -> None:
+    """Cancel the action with the throttling code for its table's billing mode."""
     if err is not None:
         code = "ProvisionedThroughputExceeded" if action.entry.billing_mode == "PROVISIONED" else "ThrottlingError"
         raise Cancelled(code, err.message)
+
+
+def _admit(ctx: Context, action: Action, write: bool) -> None:
+    meter = table_meter(ctx, action.entry)
+    _throttle_reason(action, refusal(ctx, action.entry, meter, action.part, "Write" if write else "Read"))
+
+
+def _admit_indexes(ctx: Context, action: Action, old_item: dict | None, new_item: dict | None) -> None:
+    """GSI back-pressure: cancel a write that a GSI partition cannot absorb."""
+    if not action.entry.table.indexes or (action.new is None and (action.kind != "Delete" or action.old is None)):
+        return
+    action.gsis = gsi_writes(ctx, action.entry, action.key, action.old, new_item, old_item)
+    _throttle_reason(action, gsi_refusal(ctx, action.entry, action.gsis))
 
 
 def _cancel(reasons: list[Cancelled | None]) -> TransactionCanceledException:
@@ -143,17 +154,27 @@ def _cancel(reasons: list[Cancelled | None]) -> TransactionCanceledException:
         CancellationReasons=out)
 
 
-def _capacity(body: dict, per_table: dict[str, float], write: bool) -> list[dict] | None:
-    mode = body.get("ReturnConsumedCapacity")
-    if mode is None or mode == "NONE":
-        return None
+def _write_capacity(body: dict, per_table: dict[str, tuple[Table, float, dict[str, float]]]) -> list[dict] | None:
+    """ConsumedCapacity per table of a write transaction (index writes included)."""
+    out = []
+    for name, (table, units, index_units) in per_table.items():
+        cc = write_consumed(body, name, units, index_units, table)
+        if cc is None:
+            return None
+        cc["WriteCapacityUnits"] = cc["CapacityUnits"]
+        out.append(cc)
+    return out
+
+
+def _read_capacity(body: dict, per_table: dict[str, float]) -> list[dict] | None:
+    """ConsumedCapacity per table of a read transaction."""
     out = []
     for name, units in per_table.items():
-        entry: dict[str, Any] = {"TableName": name, "CapacityUnits": units,
-                                 ("WriteCapacityUnits" if write else "ReadCapacityUnits"): units}
-        if mode == "INDEXES":
-            entry["Table"] = {"CapacityUnits": units}
-        out.append(entry)
+        cc = consumed(body, name, units)
+        if cc is None:
+            return None
+        cc["ReadCapacityUnits"] = units
+        out.append(cc)
     return out
 
 
@@ -215,25 +236,28 @@ def transact_write_items(ctx: Context, body: dict) -> dict | bytes:
     for i, action in enumerate(actions):
         try:
             _admit(ctx, action, write=True)
-            _evaluate(action)
+            _admit_indexes(ctx, action, *_evaluate(action))
         except Cancelled as reason:
             reasons[i] = reason
     if any(reasons):
         raise _cancel(reasons)
     # 4. Apply: nothing below can fail.
-    per_table: dict[str, float] = {}
+    per_table: dict[str, tuple[Table, float, dict[str, float]]] = {}
     for action in actions:
         table = action.entry.table
-        units = action.units
-        applied = action.new is not None or (action.kind == "Delete" and action.old is not None)
-        if applied:
+        index_units: dict[str, float] = {}
+        if action.new is not None or (action.kind == "Delete" and action.old is not None):
             table.apply(action.key, action.new)
-            units += 2 * sum(table.index_write_units.values())  # index writes are transactional too
-        charge_write(ctx, action.entry, action.part, units, action.key)
+            index_units = table.index_write_units
+        # Index writes are transactional too: twice their units, GSIs' on their own partitions.
+        index_units = charge_writes(ctx, action.entry, action.part, action.key, action.units, index_units,
+                                    action.gsis, factor=2.0)
         name = action.spec["TableName"]
-        per_table[name] = per_table.get(name, 0.0) + units
+        _, units, indexes = per_table.get(name, (table, 0.0, {}))
+        add_units(indexes, index_units)
+        per_table[name] = (table, units + action.units, indexes)
     out: dict[str, Any] = {}
-    cc = _capacity(body, per_table, write=True)
+    cc = _write_capacity(body, per_table)
     if cc:
         out["ConsumedCapacity"] = cc
     result = out or b"{}"
@@ -278,7 +302,7 @@ def transact_get_items(ctx: Context, body: dict) -> dict:
         projection = action.compiled.projection if action.compiled is not None else None
         responses.append({"Item": projection.apply(item) if projection is not None else item})
     out: dict[str, Any] = {"Responses": responses}
-    cc = _capacity(body, per_table, write=False)
+    cc = _read_capacity(body, per_table)
     if cc:
         out["ConsumedCapacity"] = cc
     return out
