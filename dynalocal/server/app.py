@@ -10,12 +10,10 @@ import asyncio
 import logging
 
 import orjson
-from starlette.applications import Starlette
 
 from ..errors import (DynamoError, InternalServerError, SerializationException,
                       UnknownOperationException)
 from . import codec
-from .admin import admin_routes
 from .context import Context
 from .handlers import HANDLERS, KNOWN_OPERATIONS
 from .handlers.ttl import sweep_expired
@@ -67,7 +65,7 @@ class DynamoApp:
     def __init__(self, ctx: Context | None = None) -> None:
         self.ctx = ctx or Context()
         warm()  # build the hot operations' validators now rather than on the first requests
-        self.admin = Starlette(routes=admin_routes(self.ctx))
+        self._admin = None  # the Starlette app for /_dynalocal/, built on first use (keeps startup short)
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -80,7 +78,17 @@ class DynamoApp:
         elif scope["type"] == "http" and not scope["path"].startswith("/_dynalocal/"):
             await _send(send, 404, NOT_FOUND_BODY, b"text/plain")
         else:
-            await self.admin(scope, receive, send)
+            await self.admin()(scope, receive, send)
+
+    def admin(self):
+        """The Starlette app serving dynalocal's own endpoints."""
+        if self._admin is None:
+            from starlette.applications import Starlette
+
+            from .admin import admin_routes
+
+            self._admin = Starlette(routes=admin_routes(self.ctx))
+        return self._admin
 
     async def _lifespan(self, receive, send) -> None:
         """Run the TTL sweeper for as long as the server runs."""
