@@ -142,11 +142,13 @@ def refusal(ctx: Context, entry: TableEntry, m: TableMeter, part: int, kind: str
     return throttled(ctx, entry, part, kind, reason, index)
 
 
-def admit_read(ctx: Context, entry: TableEntry, part: int) -> None:
-    """Refuse a read on a table partition whose buckets are exhausted (enforce mode)."""
-    err = refusal(ctx, entry, table_meter(ctx, entry), part, "Read")
+def admit_read(ctx: Context, entry: TableEntry, part: int) -> TableMeter:
+    """Refuse a read on a table partition whose buckets are exhausted (enforce mode); return the meter."""
+    m = table_meter(ctx, entry)
+    err = refusal(ctx, entry, m, part, "Read")
     if err is not None:
         raise err
+    return m
 
 
 def admit_write(ctx: Context, entry: TableEntry, part: int) -> None:

@@ -9,7 +9,8 @@ from ...storage.capacity import read_units, write_units
 from ...storage.index import check_index_keys
 from ...storage.values import MAX_ITEM_SIZE, item_size, validate_item
 from ..context import Context
-from ..throttling import admit_gsi_writes, admit_read, admit_write, charge_read, charge_write, charge_writes, gsi_writes
+from ..throttling import (admit_gsi_writes, admit_read, admit_write, charge_write, charge_writes, gsi_writes,
+                          partition_key)
 from .common import check_return_values, compile_expressions, consumed, data_table, write_consumed
 
 ITEM_TOO_BIG = "Item size has exceeded the maximum allowed size"
@@ -18,8 +19,13 @@ KEY_EMPTY_PREFIX = "One or more parameter values are not valid. "
 
 
 def _validate_key(body: dict) -> dict:
+    """Validate a request Key's values. Plain string values need nothing more than check_key's
+    schema, emptiness and size checks, so the common case skips the generic pass."""
     key = body["Key"]
-    validate_item(key)
+    for av in key.values():
+        if type(av) is not dict or len(av) != 1 or type(av.get("S")) is not str:
+            validate_item(key)
+            break
     return key
 
 
@@ -45,10 +51,10 @@ def get_item(ctx: Context, body: dict) -> dict | bytes:
     table = entry.table
     encoded = table.schema.check_key(key)
     part = table.partition_index(encoded)
-    admit_read(ctx, entry, part)
+    meter = admit_read(ctx, entry, part)
     record = table.partitions[part].items.get(encoded)
     units = read_units(record[1] if record else 0, body.get("ConsistentRead") is True)
-    charge_read(ctx, entry, part, units, encoded)
+    meter.charge_read(part, units, partition_key(encoded), ctx.clock())
     cc = consumed(body, body["TableName"], units)
     if record is None:
         return {"ConsumedCapacity": cc} if cc else b"{}"
