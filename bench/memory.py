@@ -72,6 +72,7 @@ def measure(items: int) -> dict:
         for t in threads:
             t.join()
         after = target.rss_mb()
+        conn = http.client.HTTPConnection("127.0.0.1", target.port)  # the first one idled past keep-alive
         size = _post(conn, "DescribeTable", b'{"TableName":"mem"}')["Table"]
         latency = _query_latency(target.url, size["ItemCount"] // PER_KEY)
     finally:

@@ -91,13 +91,10 @@ def put_item(ctx: Context, body: dict) -> dict | bytes:
     table.apply(key, (dumps(item), size))
     units = write_units(max(size, old[1] if old else 0))
     index_units = charge_writes(ctx, entry, part, key, units, table.index_write_units, writes)
-    out: dict = {}
+    attributes = None
     if return_values == "ALL_OLD" and old is not None:
-        out["Attributes"] = old_item if old_item is not None else orjson.loads(old[0])
-    cc = write_consumed(body, body["TableName"], units, index_units, table)
-    if cc:
-        out["ConsumedCapacity"] = cc
-    return out if out else b"{}"
+        attributes = old_item if old_item is not None else orjson.loads(old[0])
+    return _answer(body, table, attributes, units, index_units)
 
 
 def delete_item(ctx: Context, body: dict) -> dict | bytes:
@@ -122,9 +119,17 @@ def delete_item(ctx: Context, body: dict) -> dict | bytes:
         index_units = table.index_write_units
     units = write_units(old[1] if old else 0)
     index_units = charge_writes(ctx, entry, part, key, units, index_units, writes)
-    out: dict = {}
+    attributes = None
     if return_values == "ALL_OLD" and old is not None:
-        out["Attributes"] = old_item if old_item is not None else orjson.loads(old[0])
+        attributes = old_item if old_item is not None else orjson.loads(old[0])
+    return _answer(body, table, attributes, units, index_units)
+
+
+def _answer(body: dict, table, attributes: dict | None, units: float, index_units: dict) -> dict | bytes:
+    """A write's response: Attributes when asked for and non-empty, ConsumedCapacity when asked for."""
+    out: dict = {}
+    if attributes:
+        out["Attributes"] = attributes
     cc = write_consumed(body, body["TableName"], units, index_units, table)
     if cc:
         out["ConsumedCapacity"] = cc
@@ -174,7 +179,6 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
         index_units = table.index_write_units
     units = write_units(max(size, old[1] if old else 0))
     index_units = charge_writes(ctx, entry, part, key, units, index_units, writes)
-    out: dict = {}
     attributes = None
     if return_values == "ALL_OLD":
         attributes = old_item
@@ -184,9 +188,4 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
         attributes = result.updated_old(old_item)
     elif return_values == "UPDATED_NEW" and result is not None and new_item is not None:
         attributes = result.updated_new(new_item)
-    if attributes:
-        out["Attributes"] = attributes
-    cc = write_consumed(body, body["TableName"], units, index_units, table)
-    if cc:
-        out["ConsumedCapacity"] = cc
-    return out if out else b"{}"
+    return _answer(body, table, attributes, units, index_units)
