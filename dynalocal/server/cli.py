@@ -23,7 +23,7 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--sync", default="batch", choices=["always", "batch", "none"],
                         help="fsync the log before each answer (always), per group of writes (batch), or never")
     parser.add_argument("--sync-interval-ms", type=float, default=2.0,
-                        help="batch mode: milliseconds one fsync waits to gather writes (default 2)")
+                        help="batch mode: least milliseconds between fsyncs while several writes wait (default 2)")
     parser.add_argument("--snapshot-mb", type=float, default=64.0,
                         help="take a snapshot once the log has grown this many MiB (default 64)")
     parser.add_argument("--no-reset", action="store_true", help="disable POST /_dynalocal/reset")
@@ -45,12 +45,14 @@ def main(argv: list[str] | None = None) -> None:
                                    burst_seconds=args.burst_seconds, ttl_interval=args.ttl_interval,
                                    allow_reset=not args.no_reset, data_dir=args.data_dir, sync=args.sync,
                                    sync_interval=args.sync_interval_ms / 1000,
-                                   snapshot_bytes=int(args.snapshot_mb * 1024 * 1024),
-                                   request_timeout=args.request_timeout))
+                                   snapshot_bytes=int(args.snapshot_mb * 1024 * 1024)))
     if args.data_dir is not None:
-        from .durability import Durability
+        from .durability import STARTUP_ERRORS, Durability
 
-        Durability.open(ctx)
+        try:
+            Durability.open(ctx)
+        except STARTUP_ERRORS as err:
+            raise SystemExit(f"dynalocal: cannot use --data-dir {args.data_dir}: {err}") from None
     from .timeouts import deadline_protocol
 
     uvicorn.run(create_app(ctx), host=args.host, port=args.port, log_level=args.log_level,

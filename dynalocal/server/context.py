@@ -18,9 +18,8 @@ class Settings:
     ttl_interval: float = 1.0  # seconds between sweeps for expired TTL items
     data_dir: str | None = None  # persist here (write-ahead log + snapshots); None = in memory only
     sync: str = "batch"  # always | batch | none: when the log is fsynced (see server.groupcommit)
-    sync_interval: float = 0.002  # batch mode: seconds one fsync waits to gather writes
+    sync_interval: float = 0.002  # batch mode: least seconds between fsyncs while several writes wait
     snapshot_bytes: int = 64 * 1024 * 1024  # log bytes after which a snapshot is taken (at least)
-    request_timeout: float = 30.0  # seconds a client has to send one whole request
 
 
 @dataclass

@@ -6,13 +6,18 @@ successful control-plane operation changed (or drop markers), appends it all as 
 group (so a request, later a transaction, is recovered entirely or not at all) and awaits
 its fsync before the response is sent. Reads also wait while earlier writes they might
 have seen are not yet durable. Mutations outside requests (the TTL sweeper) are grouped
-per event-loop turn and not awaited. Snapshots are taken when the log since the last one
-exceeds max(--snapshot-mb, size of that snapshot), and at clean shutdown.
+per event-loop turn and not awaited. Snapshots are taken at clean shutdown and when the log
+since the last one exceeds max(--snapshot-mb, a quarter of that snapshot's size): replaying
+a log is about four times slower per byte than loading a snapshot, so this bounds start-up
+to about twice the snapshot's load time while a large table is rewritten at most once per
+quarter of its size in new log.
 """
 from __future__ import annotations
 
 import asyncio
+import gc
 import logging
+import os
 from pathlib import Path
 
 import orjson
@@ -20,8 +25,8 @@ import orjson
 from ..errors import InternalServerError
 from ..storage.database import Database, TableEntry
 from ..storage.partition import Record
-from ..storage.recovery import Recovery, recover
-from ..storage.snapshot import Image, snapshots, write
+from ..storage.recovery import Recovery, RecoveryError, recover
+from ..storage.snapshot import Image, SnapshotError, snapshots, write
 from ..storage.table import Table
 from ..storage.tablemeta import encode_meta
 from ..storage.ttl import ExpiryIndex
@@ -30,6 +35,11 @@ from . import codec
 from .context import Context
 from .groupcommit import GroupCommit
 from .handlers.common import table_name
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
 
 log = logging.getLogger("dynalocal.durability")
 
@@ -65,6 +75,7 @@ class Durability:
         self._snapshot_lock = asyncio.Lock()
         self._snapshot_task: asyncio.Task | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock_fd: int | None = None
         for name, entry in self.db.tables.items():
             self._track(name, entry, encode_meta(entry))
             if entry.ttl_attribute is not None:
@@ -74,11 +85,14 @@ class Durability:
     def open(cls, ctx: Context) -> "Durability":
         """Recover the data directory into ctx.db and journal from then on (sets ctx.journal)."""
         directory = Path(ctx.settings.data_dir)  # type: ignore[arg-type]
+        lock = _lock(directory)
         result = recover(directory, ctx.db)
+        gc.freeze()  # the recovered items are long-lived: keep them out of every later cycle collection
         items = sum(e.table.item_count for e in ctx.db.tables.values())
         log.info("recovered %d tables, %d items from %s in %.2fs (snapshot %s, %d log groups replayed)",
                  len(ctx.db.tables), items, directory, result.seconds, result.snapshot, result.groups)
         ctx.journal = journal = cls(ctx, directory, result)
+        journal._lock_fd = lock
         return journal
 
     # -- collecting a request's mutations --------------------------------------------------
@@ -105,14 +119,18 @@ class Durability:
 
     def _flush_orphans(self) -> None:
         if self._orphans:
+            self._bind()
             orphans, self._orphans = self._orphans, []
             self._append(orphans)
 
-    def begin(self) -> None:
-        """Open the group of the request about to run."""
+    def _bind(self) -> None:
         if self._loop is None:
             self._loop = asyncio.get_running_loop()
             self.commits.start(self._loop)
+
+    def begin(self) -> None:
+        """Open the group of the request about to run."""
+        self._bind()
         if self._group:
             self._orphans += self._group
         self._group = []
@@ -122,14 +140,18 @@ class Durability:
         """Close the request's group, log it, and wait until it (and all before it) is durable."""
         group, self._group = self._group or [], None
         try:
-            if status == 200 and target and self._control.setdefault(target, _changes_metadata(target)):
-                group[:0] = self._control_records(raw)
+            if status == 200 and target:
+                control = self._control.get(target)
+                if control is None:
+                    control = self._control[target] = _changes_metadata(target)
+                if control:
+                    group[:0] = self._control_records(raw)
             position = self._append(group) if group else self.commits.writer.position
             future = self.commits.waiter(position)
             if future is not None:
                 await future
-        except OSError as err:
-            log.error("write-ahead log failure: %s", err)
+        except Exception:  # the change is applied in memory but not durable: say so, as a 500
+            log.exception("write-ahead log failure")
             failure = InternalServerError("The write could not be made durable")
             return failure.status, codec.error_body(failure)
         return status, body
@@ -140,7 +162,7 @@ class Durability:
             request = orjson.loads(raw)
         except orjson.JSONDecodeError:
             request = {}
-        named = request.get("TableName") or request.get("ResourceArn") if isinstance(request, dict) else None
+        named = (request.get("TableName") or request.get("ResourceArn")) if isinstance(request, dict) else None
         names = self._logged.keys() ^ self.db.tables.keys()  # created or dropped
         if isinstance(named, str):
             names.add(table_name(named))
@@ -170,7 +192,7 @@ class Durability:
         before = self.commits.writer.position
         position = self.commits.append(encode_group(group))
         self.log_bytes += position - before
-        if self.log_bytes >= max(self.snapshot_min_bytes, self.snapshot_bytes) and self._snapshot_task is None \
+        if self.log_bytes >= max(self.snapshot_min_bytes, self.snapshot_bytes // 4) and self._snapshot_task is None \
                 and self._loop is not None:
             self._snapshot_task = self._loop.create_task(self._background_snapshot())
         return position
@@ -213,12 +235,39 @@ class Durability:
 
     async def close(self) -> None:
         """Clean shutdown: finish any snapshot, take a final one if the log grew, close the log."""
-        if self._snapshot_task is not None:
-            await self._snapshot_task
-        self._flush_orphans()
-        if self.log_bytes > 0:
-            await self.snapshot()
-        self.commits.close()
+        try:
+            if self._snapshot_task is not None:
+                await self._snapshot_task
+            self._flush_orphans()
+            if self.log_bytes > 0:
+                await self.snapshot()
+        finally:
+            self.commits.close()
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)  # releases the directory lock
+                self._lock_fd = None
+
+
+def _lock(directory: Path) -> int | None:
+    """Lock the data directory for this process: two servers on one directory would corrupt it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
+    if fcntl is None:  # not POSIX: no advisory locks
+        return fd
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise DataDirectoryInUse(f"data directory {directory} is in use by another dynalocal server") from None
+    return fd
+
+
+class DataDirectoryInUse(RuntimeError):
+    """Another server (process) holds the data directory."""
+
+
+# What can stop a server from starting on a data directory (each with a message for the user).
+STARTUP_ERRORS = (DataDirectoryInUse, RecoveryError, SnapshotError, OSError)
 
 
 def drop_all(ctx: Context) -> int:

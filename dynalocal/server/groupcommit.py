@@ -1,12 +1,15 @@
 """Group commit: requests append to the log at once and await one shared fsync.
 
 Appends happen on the event loop (a plain write to the OS, so a killed process loses
-nothing appended). A flusher thread fsyncs: in `batch` mode it starts at most one fsync per
-interval, so under load one fsync covers every write of that window while a lone write is
-synced at once; in `always` mode it syncs whenever there is anything to sync (writes that
-arrive during an fsync share the next one); in `none` mode nothing is synced and nobody
-waits (a killed process still loses nothing, a crashed machine may). Waiters are futures
-resolved on the loop once the synced position passes theirs.
+nothing appended). A flusher thread fsyncs whatever has been appended; writes that arrive
+during an fsync share the next one. In `always` mode it syncs as soon as anything is
+pending. In `batch` mode a lone pending write is synced at once too (a sequential client
+pays no delay), but when several writers are waiting the flusher first gathers more, for
+as long as new ones keep arriving and at most until the interval since the previous fsync
+has passed, so that under load one fsync per interval covers them all. In `none` mode
+nothing is synced and nobody waits (a killed process still loses nothing, a crashed
+machine may). Waiters are futures resolved on the loop once the synced position passes
+theirs.
 """
 from __future__ import annotations
 
@@ -21,6 +24,7 @@ from ..storage.wal import LogWriter
 log = logging.getLogger("dynalocal.durability")
 
 SYNC_MODES = ("always", "batch", "none")
+GATHER_TICKS = 4  # batch mode polls for newly arrived writes this many times per interval
 
 
 class GroupCommit:
@@ -36,6 +40,8 @@ class GroupCommit:
         self.error: OSError | None = None
         self._synced = 0
         self._last_sync = 0.0
+        self._appends = 0  # groups appended (counted on the loop, read by the flusher)
+        self._appends_synced = 0
         self._lock = threading.Lock()  # the writer's file descriptor, against rotation while syncing
         self._wake = threading.Event()
         self._waiters: deque[tuple[int, asyncio.Future]] = deque()
@@ -53,9 +59,10 @@ class GroupCommit:
     def append(self, payload: bytes) -> int:
         """Append one group; return the position a waiter must see synced."""
         position = self.writer.append(payload)
+        self._appends += 1
         if self.mode == "none":
             self.durable = position
-        else:
+        elif not self._wake.is_set():
             self._wake.set()
         return position
 
@@ -80,12 +87,12 @@ class GroupCommit:
             if self._closing:
                 return
             self._wake.clear()
-            pause = self._last_sync + self.interval - time.monotonic()
-            if pause > 0:  # batch: at most one fsync per interval; everything written meanwhile shares it
-                time.sleep(pause)
+            if self.interval and self._appends - self._appends_synced > 1:
+                self._gather()
             self._last_sync = time.monotonic()
             error = None
             with self._lock:
+                self._appends_synced = self._appends
                 target = self.writer.position
                 if target > self._synced:
                     try:
@@ -94,6 +101,24 @@ class GroupCommit:
                         error = err
             self._synced = target
             self._loop.call_soon_threadsafe(self._settle, target, error)  # type: ignore[union-attr]
+
+    def _gather(self) -> None:
+        """Concurrent writers: wait for more writes to share this fsync, while they keep coming.
+
+        Waiting stops when a tick passes without a new write (every writer that could join
+        is already waiting: more delay would only add latency) or when the interval since the
+        previous fsync has passed (under continuous load, one fsync per interval).
+        """
+        deadline = self._last_sync + self.interval
+        seen = self._appends
+        while True:
+            left = deadline - time.monotonic()
+            if left <= 0:
+                return
+            time.sleep(min(left, self.interval / GATHER_TICKS))
+            if self._appends == seen:
+                return
+            seen = self._appends
 
     def _settle(self, target: int, error: OSError | None) -> None:
         waiters = self._waiters

@@ -7,6 +7,7 @@ Secondary indexes are not persisted: they are rebuilt from the recovered items.
 """
 from __future__ import annotations
 
+import gc
 import logging
 import os
 import time
@@ -14,9 +15,11 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .database import Database
+from .partition import Record
 from .snapshot import load, snapshots
+from .table import Table
 from .tablemeta import rebuild_indexes, restore_meta
-from .wal import DROP, MAGIC, META, PUT, Entry, decode_group, scan_segment, segments
+from .wal import DELETE, DROP, MAGIC, META, PUT, Entry, decode_group, scan_segment, segments
 
 log = logging.getLogger("dynalocal.durability")
 
@@ -40,21 +43,73 @@ class Recovery:
     seconds: float = 0.0
 
 
-def apply_group(db: Database, entries: list[Entry]) -> int:
-    """Redo one group's records; return how many referred to a table that does not exist."""
-    skipped = 0
-    for kind, name, a, b in entries:
-        if kind == META:
-            restore_meta(db, name, a)  # type: ignore[arg-type]
-        elif kind == DROP:
-            db.drop(name)
-        else:
-            entry = db.tables.get(name)
-            if entry is None:
-                skipped += 1
+class Replayer:
+    """Redo log records, coalescing item writes per table between metadata records.
+
+    Item records are full redo images, so only the last one per key matters; metadata
+    records (which may re-partition, drop or re-create a table) are barriers. Coalesced
+    writes are loaded in bulk: this runs before any listener or index is attached.
+    """
+
+    def __init__(self, db: Database) -> None:
+        self.db = db
+        self.pending: dict[str, dict[bytes, Record | None]] = {}
+        self.skipped = 0  # records for tables that no longer exist (normal after a fuzzy snapshot)
+
+    def add(self, entries: list[Entry]) -> None:
+        pending = self.pending
+        for kind, name, a, b in entries:
+            if kind == PUT or kind == DELETE:
+                changes = pending.get(name)
+                if changes is None:
+                    changes = pending[name] = {}
+                changes[a] = b  # type: ignore[index]
             else:
-                entry.table.apply(a, b if kind == PUT else None)  # type: ignore[arg-type]
-    return skipped
+                self.flush()
+                if kind == META:
+                    restore_meta(self.db, name, a)  # type: ignore[arg-type]
+                elif kind == DROP:
+                    self.db.drop(name)
+
+    def flush(self) -> None:
+        for name, changes in self.pending.items():
+            entry = self.db.tables.get(name)
+            if entry is None:
+                self.skipped += len(changes)
+            else:
+                _load(entry.table, changes)
+        self.pending.clear()
+
+
+def _load(table: Table, changes: dict[bytes, Record | None]) -> None:
+    by_partition: dict[int, dict[bytes, Record]] = {}
+    for key, record in changes.items():
+        if record is None:
+            table.apply(key, None)
+        else:
+            index = table.partition_index(key)
+            puts = by_partition.get(index)
+            if puts is None:
+                puts = by_partition[index] = {}
+            puts[key] = record
+    for index, puts in by_partition.items():
+        part = table.partitions[index]
+        if len(puts) * 10 < len(part.items):
+            for key, record in puts.items():
+                table.apply(key, record)
+            continue
+        current = part.items.get
+        part.size_bytes += sum(r[1] for r in puts.values()) - sum(
+            old[1] for old in map(current, puts) if old is not None)
+        part.items.update(puts)  # one sort-based rebuild instead of an insertion per key
+
+
+def apply_group(db: Database, entries: list[Entry]) -> int:
+    """Redo one group's records at once; return how many referred to a table that does not exist."""
+    replayer = Replayer(db)
+    replayer.add(entries)
+    replayer.flush()
+    return replayer.skipped
 
 
 def _cut(path: Path, offset: int, size: int, problem: str, groups: int) -> str:
@@ -67,6 +122,16 @@ def _cut(path: Path, offset: int, size: int, problem: str, groups: int) -> str:
 
 def recover(directory: Path, db: Database) -> Recovery:
     """Rebuild `db` (empty) from the data directory, creating the directory if needed."""
+    collecting = gc.isenabled()
+    gc.disable()  # millions of new tuples and no garbage: cycle collection would only slow this down
+    try:
+        return _recover(directory, db)
+    finally:
+        if collecting:
+            gc.enable()
+
+
+def _recover(directory: Path, db: Database) -> Recovery:
     started = time.perf_counter()
     directory.mkdir(parents=True, exist_ok=True)
     for temp in directory.glob("*.tmp"):  # an interrupted snapshot write
@@ -79,6 +144,7 @@ def recover(directory: Path, db: Database) -> Recovery:
         result.snapshot_bytes = path.stat().st_size
         _, result.snapshot_items = load(path, db)
     segs = [(g, p) for g, p in segments(directory) if base is None or g >= base]
+    replayer = Replayer(db)
     for i, (generation, path) in enumerate(segs):
         scan = scan_segment(path)
         for payload in scan.groups:
@@ -86,9 +152,11 @@ def recover(directory: Path, db: Database) -> Recovery:
                 entries = decode_group(payload)
             except ValueError as err:  # checksummed but unreadable: a format bug, not a torn write
                 raise RecoveryError(f"{path.name}: undecodable group: {err}") from None
-            result.skipped += apply_group(db, entries)
+            replayer.add(entries)
         result.groups += len(scan.groups)
         result.replayed_bytes += max(0, scan.good_end - len(MAGIC))
+        if not scan.groups and scan.problem is None:
+            path.unlink()  # an empty segment (a start-up without writes): it holds nothing to keep
         if scan.problem is not None:
             result.problems.append(_cut(path, scan.good_end, scan.file_size, scan.problem, len(scan.groups)))
             for _, later in segs[i + 1:]:
@@ -97,6 +165,8 @@ def recover(directory: Path, db: Database) -> Recovery:
                 log.error(result.problems[-1])
             segs = segs[:i + 1]
             break
+    replayer.flush()
+    result.skipped = replayer.skipped
     for generation, path in snaps[:-1] + [s for s in segments(directory) if base is not None and s[0] < base]:
         path.unlink()  # superseded by the newest snapshot
     for entry in db.tables.values():

@@ -23,6 +23,7 @@ import sys
 from array import array
 from dataclasses import dataclass, field
 from itertools import accumulate, islice
+from operator import itemgetter
 from pathlib import Path
 from typing import Iterator
 
@@ -174,7 +175,7 @@ def _fill(entry: TableEntry, parts: dict[int, tuple[list, list]]) -> None:
             part.lo <= int.from_bytes(k[:8], "big") < part.hi for k in (keys[0], keys[-1]))
         if inside:
             part.items.update(zip(keys, records))  # keys arrive sorted: one linear build
-            part.size_bytes = sum(size for _, size in records)
+            part.size_bytes = sum(map(itemgetter(1), records))
         else:
             for key, record in zip(keys, records):
                 table.apply(key, record)

@@ -34,6 +34,9 @@ _SEGMENT = re.compile(r"wal-(\d{8})\.log")
 # fdatasync also persists the file size (needed to read appended data back) but skips mtime: much cheaper.
 _datasync = getattr(os, "fdatasync", os.fsync)
 
+_NAMES: dict[bytes, str] = {}  # table names as decoded once (a log repeats a few names many times)
+_RAW_NAMES: dict[str, bytes] = {}  # and as encoded once
+
 # One group record before encoding: (kind, table name, a, b) with b a Record for PUT.
 Entry = tuple[int, str, "bytes | None", "Record | None"]
 
@@ -57,10 +60,13 @@ def encode_group(entries: list[Entry]) -> bytes:
     """The payload of one group frame."""
     parts: list[bytes] = []
     for kind, name, a, b in entries:
-        raw_name = name.encode()
+        raw_name = _RAW_NAMES.get(name)
+        if raw_name is None:
+            raw_name = _RAW_NAMES[name] = name.encode()
         if kind == PUT:
             blob, size = b  # type: ignore[misc]
-            parts += (RECORD.pack(PUT, len(raw_name), len(a), len(blob), size), raw_name, a, blob)  # type: ignore[arg-type]
+            head = RECORD.pack(PUT, len(raw_name), len(a), len(blob), size)  # type: ignore[arg-type]
+            parts += (head, raw_name, a, blob)  # type: ignore[arg-type]
         else:
             a = a or b""
             parts += (RECORD.pack(kind, len(raw_name), len(a), 0, 0), raw_name, a)
@@ -71,22 +77,23 @@ def decode_group(payload: bytes) -> list[Entry]:
     """The records of one group payload (raises ValueError if it is malformed)."""
     out: list[Entry] = []
     pos, end = 0, len(payload)
-    head = RECORD.size
+    unpack, head, names = RECORD.unpack_from, RECORD.size, _NAMES
     try:
         while pos < end:
-            kind, n, la, lb, size = RECORD.unpack_from(payload, pos)
+            kind, n, la, lb, size = unpack(payload, pos)
             pos += head
-            name = payload[pos:pos + n].decode()
+            raw_name = payload[pos:pos + n]
+            name = names.get(raw_name)
+            if name is None:
+                name = names[raw_name] = raw_name.decode()
             pos += n
-            a = payload[pos:pos + la]
-            pos += la
             if kind == PUT:
-                out.append((PUT, name, a, (payload[pos:pos + lb], size)))
-            elif kind in (DELETE, META, DROP):
-                out.append((kind, name, a, None))
+                out.append((PUT, name, payload[pos:pos + la], (payload[pos + la:pos + la + lb], size)))
+            elif kind == DELETE or kind == META or kind == DROP:
+                out.append((kind, name, payload[pos:pos + la], None))
             else:
                 raise ValueError(f"unknown record kind {kind}")
-            pos += lb
+            pos += la + lb
     except (struct.error, UnicodeDecodeError) as err:
         raise ValueError(str(err)) from None
     if pos != end:
@@ -171,9 +178,11 @@ class LogWriter:
 
     @staticmethod
     def _write_all(fd: int, data: bytes) -> None:
-        view = memoryview(data)
-        while view:
-            view = view[os.write(fd, view):]
+        written = os.write(fd, data)
+        if written < len(data):  # rare for regular files (a signal, a full disk): finish or raise
+            view = memoryview(data)[written:]
+            while view:
+                view = view[os.write(fd, view):]
 
     def append(self, payload: bytes) -> int:
         """Write one framed group to the OS (not yet synced); return the new position."""

@@ -11,9 +11,13 @@ from pathlib import Path
 import pytest
 from botocore.exceptions import ClientError
 
+from conftest import LiveServer
+from dynalocal.server.context import Context, Settings
+from dynalocal.server.durability import Durability
 from server_process import ServerProcess, scan_all
 
 BATCH = 25
+TRANSACTION = 10
 
 
 def digest(payload: str) -> str:
@@ -22,7 +26,8 @@ def digest(payload: str) -> str:
 
 def create_items_table(client, name: str = "items") -> str:
     client.create_table(TableName=name, BillingMode="PAY_PER_REQUEST",
-                        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+                        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"},
+                                   {"AttributeName": "sk", "KeyType": "RANGE"}],
                         AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
                                               {"AttributeName": "sk", "AttributeType": "N"}])
     return name
@@ -59,11 +64,18 @@ class Writers:
                     client.put_item(TableName=self.table, Item=item(pk, i, payload))
                     with self.lock:
                         self.acked_items[(pk, i)] = payload
-                else:
-                    group = f"{self.tag}-group-{n}-{i}"
+                elif i % 2:
+                    group = f"{self.tag}-batch-{n}-{i}"
                     requests = [{"PutRequest": {"Item": item(group, s, f"{payload}-{s}", group)}} for s in range(BATCH)]
                     out = client.batch_write_item(RequestItems={self.table: requests})
                     assert not out.get("UnprocessedItems")
+                    with self.lock:
+                        self.acked_groups.add(group)
+                else:
+                    group = f"{self.tag}-transaction-{n}-{i}"
+                    client.transact_write_items(TransactItems=[
+                        {"Put": {"TableName": self.table, "Item": item(group, s, f"{payload}-{s}", group)}}
+                        for s in range(TRANSACTION)])
                     with self.lock:
                         self.acked_groups.add(group)
             except Exception:  # the server was killed mid-request: this write is unacknowledged
@@ -86,6 +98,7 @@ class Writers:
 def check_recovered(items: list[dict], writers: list[Writers]) -> None:
     """Acknowledged writes are all there; nothing is half there; every item is intact."""
     by_key = {(i["pk"]["S"], int(i["sk"]["N"])): i for i in items}
+    size = {"batch": BATCH, "transaction": TRANSACTION}
     groups: dict[str, int] = {}
     for it in items:
         assert it["digest"]["S"] == digest(it["payload"]["S"]), f"corrupt item {it['pk']}"
@@ -96,8 +109,9 @@ def check_recovered(items: list[dict], writers: list[Writers]) -> None:
             assert key in by_key, f"acknowledged write {key} lost"
             assert by_key[key]["payload"]["S"] == payload
         for group in w.acked_groups:
-            assert groups.get(group) == BATCH, f"acknowledged batch {group} has {groups.get(group)} items"
-    assert all(count == BATCH for count in groups.values()), "a batch is half present"
+            assert groups.get(group) == size[group.split("-")[1]], f"acknowledged {group} has {groups.get(group)} items"
+    for group, count in groups.items():
+        assert count == size[group.split("-")[1]], f"{group} is half present: {count} items"
 
 
 def test_sigkill_under_load_loses_no_acknowledged_write_and_leaves_nothing_half_written(tmp_path):
@@ -115,10 +129,41 @@ def test_sigkill_under_load_loses_no_acknowledged_write_and_leaves_nothing_half_
             server.start()
             items = scan_all(server.client(), "items")
             check_recovered(items, rounds)
-            assert sum(len(w.acked_items) + len(w.acked_groups) for w in rounds[-1:]) > 20, "too few writes to mean much"
+            assert len(writers.acked_items) + len(writers.acked_groups) > 20, "too few writes to mean much"
         log = server.log()
     assert "snapshot" in log and "Traceback" not in log
     assert len(rounds) == 3
+
+
+def test_writes_and_the_reads_that_see_them_are_answered_only_once_durable(tmp_path):
+    """With the log's fsync held back, a write is not acknowledged and a read that sees it is not answered."""
+    ctx = Context(settings=Settings(data_dir=str(tmp_path / "data"), sync="batch"))
+    journal = Durability.open(ctx)
+    with LiveServer(ctx) as live:
+        writer, reader, other = live.client(), live.client(), live.client()
+        create_items_table(writer)
+        other.put_item(TableName="items", Item=item("unrelated", 1, "v"))
+        gate = threading.Event()
+        sync = journal.commits.writer.sync
+        journal.commits.writer.sync = lambda: (gate.wait(30), sync())
+        done: dict[str, object] = {}
+        write = threading.Thread(target=lambda: done.setdefault("write", writer.put_item(
+            TableName="items", Item=item("held", 1, "v"))))
+        write.start()
+        table = ctx.db.tables["items"].table
+        deadline = time.monotonic() + 10
+        while not any(p.items for p in table.partitions if any(b"held" in k for k in p.items)):
+            assert time.monotonic() < deadline, "the write never reached the server"
+            time.sleep(0.01)
+        read = threading.Thread(target=lambda: done.setdefault("read", reader.get_item(
+            TableName="items", Key={"pk": {"S": "held"}, "sk": {"N": "1"}})))
+        read.start()
+        time.sleep(0.5)
+        assert done == {}, "answered before the write was durable"
+        gate.set()
+        write.join(10)
+        read.join(10)
+        assert "Item" in done["read"] and done["write"]["ResponseMetadata"]["HTTPStatusCode"] == 200
 
 
 def last_segment(data_dir: Path) -> Path:
@@ -169,7 +214,8 @@ def test_damaged_log_tail_is_cut_with_one_log_line_and_earlier_data_kept(tmp_pat
 def configure_rich_table(client) -> str:
     name = "rich"
     client.create_table(
-        TableName=name, BillingMode="PROVISIONED", ProvisionedThroughput={"ReadCapacityUnits": 7, "WriteCapacityUnits": 3},
+        TableName=name, BillingMode="PROVISIONED",
+        ProvisionedThroughput={"ReadCapacityUnits": 7, "WriteCapacityUnits": 3},
         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
         AttributeDefinitions=[{"AttributeName": n, "AttributeType": t}
                               for n, t in (("pk", "S"), ("sk", "N"), ("g", "S"), ("l", "N"))],
@@ -193,7 +239,8 @@ def configure_rich_table(client) -> str:
                             "Projection": {"ProjectionType": "ALL"},
                             "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}}}])
     client.update_table(TableName=name, ProvisionedThroughput={"ReadCapacityUnits": 9, "WriteCapacityUnits": 4})
-    client.update_continuous_backups(TableName=name, PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})
+    client.update_continuous_backups(TableName=name,
+                                     PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})
     for i in range(0, 30, 4):
         client.delete_item(TableName=name, Key={"pk": {"S": f"p{i % 3}"}, "sk": {"N": str(i)}})
     client.update_item(TableName=name, Key={"pk": {"S": "p1"}, "sk": {"N": "1"}}, UpdateExpression="SET g = :g",
@@ -259,6 +306,26 @@ def test_restart_keeps_tables_indexes_ttl_tags_and_items(tmp_path, stop):
         assert "recovered 2 tables" in server.log()
 
 
+def test_ttl_deletions_by_the_background_sweeper_are_journaled(tmp_path):
+    data = tmp_path / "data"
+    server = ServerProcess(data, "--ttl-interval", "0.05", log_path=tmp_path / "server.log")
+    with server:
+        client = server.client()
+        create_items_table(client)
+        client.update_time_to_live(TableName="items", TimeToLiveSpecification={"Enabled": True, "AttributeName": "exp"})
+        past, future = str(int(time.time()) - 60), str(int(time.time()) + 3600)
+        for i in range(10):
+            client.put_item(TableName="items", Item={**item(f"k{i}", i, "v"), "exp": {"N": past if i % 2 else future}})
+        deadline = time.monotonic() + 10
+        while len(scan_all(client, "items")) != 5 and time.monotonic() < deadline:
+            time.sleep(0.05)
+        time.sleep(0.3)  # the sweep's log group is written without anyone waiting for it
+        server.kill()
+        server.args = ("--ttl-interval", "3600")  # after restart, only the log can have deleted them
+        server.start()
+        assert sorted(i["pk"]["S"] for i in scan_all(server.client(), "items")) == ["k0", "k2", "k4", "k6", "k8"]
+
+
 def test_reset_drops_everything_including_persisted_state(tmp_path):
     data = tmp_path / "data"
     server = ServerProcess(data, log_path=tmp_path / "server.log")
@@ -276,6 +343,28 @@ def test_reset_drops_everything_including_persisted_state(tmp_path):
         server.kill()
         server.start()
         assert server.client().list_tables()["TableNames"] == ["three"]
+
+
+def test_a_second_server_on_the_same_data_directory_is_refused(tmp_path):
+    data = tmp_path / "data"
+    with ServerProcess(data, log_path=tmp_path / "first.log") as first:
+        create_items_table(first.client())
+        second = ServerProcess(data, log_path=tmp_path / "second.log")
+        with pytest.raises(RuntimeError, match="in use by another dynalocal server"):
+            second.start()
+        assert first.client().list_tables()["TableNames"] == ["items"]
+
+
+def test_a_damaged_snapshot_stops_start_up_with_a_clear_message(tmp_path):
+    data = tmp_path / "data"
+    server = ServerProcess(data, log_path=tmp_path / "server.log")
+    with server:
+        create_items_table(server.client())
+        assert server.stop() in (0, -15)
+        (snapshot,) = data.glob("snapshot-*.snap")
+        snapshot.write_bytes(snapshot.read_bytes()[:-4])
+        with pytest.raises(RuntimeError, match="cannot use --data-dir .*incomplete|cannot use --data-dir .*torn"):
+            server.start()
 
 
 def test_no_reset_refuses_with_403(tmp_path):
