@@ -24,7 +24,10 @@ run: install
 test: install
 	$(BIN)/python -m pytest
 
+# The load generator is wrk (Debian's package); install it when missing and we may.
 bench: install
+	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
+		(apt-get update -qq && apt-get install -y -qq wrk >/dev/null); } || true
 	$(BIN)/python bench/run.py
 
 clean:
