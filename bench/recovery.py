@@ -26,10 +26,9 @@ import time
 import urllib.request
 from pathlib import Path
 
-import orjson
-
 from dynalocal.server.context import Context
 from dynalocal.server.handlers.tables import create_table
+from dynalocal.storage.blob import dumps
 from dynalocal.storage.snapshot import Image, write
 from dynalocal.storage.tablemeta import encode_meta
 from dynalocal.storage.values import validate_item
@@ -42,9 +41,8 @@ TABLE = {"TableName": "bench", "BillingMode": "PAY_PER_REQUEST",
 
 
 def records(count: int, item_bytes: int, start: int = 0):
-    """(encoded key, record) of `count` items of about `item_bytes` bytes each."""
+    """(item, size) of `count` items of about `item_bytes` bytes each."""
     rng = random.Random(start)
-    schema = None
     for i in range(start, start + count):
         item = {"pk": {"S": f"user-{i // 10:08d}"}, "sk": {"N": str(i % 10)},
                 "data": {"S": "".join(rng.choices(string.ascii_letters, k=max(1, item_bytes - 40)))},
@@ -61,7 +59,7 @@ def build(directory: Path, items: int, tail: int, item_bytes: int, snapshot: boo
     table = entry.table
     in_snapshot = items - tail if snapshot else 0
     for item, size in records(in_snapshot, item_bytes):
-        table.apply(table.schema.check_item(item), (orjson.dumps(item), size))
+        table.apply(table.schema.check_item(item), (dumps(item), size))
     generation = 0
     if snapshot:
         image = Image()
@@ -74,7 +72,7 @@ def build(directory: Path, items: int, tail: int, item_bytes: int, snapshot: boo
         writer.append(encode_group([(META, "bench", encode_meta(entry), None)]))
     for item, size in records(items - in_snapshot, item_bytes, start=in_snapshot):
         key = table.schema.check_item(item)
-        writer.append(encode_group([(PUT, "bench", key, (orjson.dumps(item), size))]))
+        writer.append(encode_group([(PUT, "bench", key, (dumps(item), size))]))
     writer.close()
 
 

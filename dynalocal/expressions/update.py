@@ -14,7 +14,7 @@ from . import ast as A
 from .evaluate import compile_path
 from .paths import INVALID_FOR_UPDATE, Writer, get
 from .projection import build_trie, project
-from .semantics import SETS, tag_of
+from .semantics import tag_of
 
 MISSING = "The provided expression refers to an attribute that does not exist in the item"
 BAD_TYPE = "An operand in the update expression has an incorrect data type"

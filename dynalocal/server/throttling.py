@@ -84,10 +84,9 @@ def read_meter(ctx: Context, entry: TableEntry, index: Index | None) -> tuple[It
     return entry.table, table_meter(ctx, entry), None
 
 
-def throttled(ctx: Context, entry: TableEntry, part: int, kind: str, reason: str,
+def throttled(ctx: Context, entry: TableEntry, m: TableMeter, part: int, kind: str, reason: str,
               index: str | None = None) -> DynamoError | None:
-    """Record a throttle event; return the error to raise (None in report mode)."""
-    m = table_meter(ctx, entry) if index is None else entry.table.indexes[index].meter
+    """Record a throttle event on meter `m`; return the error to raise (None in report mode)."""
     stats = m.partitions[part]
     if kind == "Read":
         stats.read_throttles += 1
@@ -139,7 +138,7 @@ def refusal(ctx: Context, entry: TableEntry, m: TableMeter, part: int, kind: str
     reason = m.check_read(part, now) if kind == "Read" else m.check_write(part, now)
     if reason is None:
         return None
-    return throttled(ctx, entry, part, kind, reason, index)
+    return throttled(ctx, entry, m, part, kind, reason, index)
 
 
 def admit_read(ctx: Context, entry: TableEntry, part: int) -> TableMeter:

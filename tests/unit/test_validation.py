@@ -193,10 +193,10 @@ def test_blob_messages():
         ("=+/=", "Invalid last non-pad Base64 character dectected"),
         ("+/+=", "Invalid last non-pad Base64 character dectected"),
     ]
-    for given, message in cases:
+    for value, message in cases:
         with pytest.raises(SerializationException) as info:
-            shapes.type_walk(given, node)
-        assert info.value.message == message, given
+            shapes.type_walk(value, node)
+        assert info.value.message == message, value
     assert shapes.type_walk("AQ==", node) == "AQ=="
     assert validation._b64ok("dGhpcw==") and not validation._b64ok("dGhpcw=")
 

@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import math
-import time
 from typing import Any
 
 from ...errors import ResourceInUseException, ValidationException, invalid
@@ -37,7 +36,7 @@ def _too_many_keys(elements: list[dict], path: str) -> ValidationException:
                                "constraint: Member must have length less than or equal to 2")
 
 
-def _key_schema(elements: list[dict], types: dict[str, str], where: str) -> KeySchema:
+def _key_schema(elements: list[dict], types: dict[str, str]) -> KeySchema:
     if any(e["AttributeName"] not in types for e in elements):
         raise invalid(f"Some index key attributes are not defined in AttributeDefinitions. "
                       f"Keys: [{', '.join(e['AttributeName'] for e in elements)}], "
@@ -94,7 +93,7 @@ def _indexes(body: dict, types: dict[str, str], schema: KeySchema, billing: str)
             name = lsi["IndexName"]
             if len(lsi["KeySchema"]) > 2:
                 raise _too_many_keys(lsi["KeySchema"], f"localSecondaryIndexes.{i}.member.keySchema")
-            index_schema = _key_schema(lsi["KeySchema"], types, name)
+            index_schema = _key_schema(lsi["KeySchema"], types)
             if index_schema.range_name is None:
                 raise invalid(f"Index KeySchema does not have a range key for index: {name}")
             if index_schema.hash_name != schema.hash_name:
@@ -111,7 +110,7 @@ def _indexes(body: dict, types: dict[str, str], schema: KeySchema, billing: str)
             raise invalid("GlobalSecondaryIndex count exceeds the per-table limit of 20")
         for gsi in gsis:
             name = gsi["IndexName"]
-            _key_schema(gsi["KeySchema"], types, name)
+            _key_schema(gsi["KeySchema"], types)
             _projection(gsi)
             if billing == "PAY_PER_REQUEST" and gsi.get("ProvisionedThroughput") is not None:
                 raise invalid(f"ProvisionedThroughput should not be specified for index: {name} when BillingMode is PAY_PER_REQUEST")
@@ -145,7 +144,7 @@ def create_table(ctx: Context, body: dict) -> dict:
         raise _too_many_keys(key_schema, "keySchema")
     if len(key_schema) > len(types):
         raise ValidationException("Invalid KeySchema: Some index key attribute have no definition")
-    schema = _key_schema(key_schema, types, name)
+    schema = _key_schema(key_schema, types)
     gsis, lsis = _indexes(body, types, schema, billing)
     used = set(schema.names) | {e["AttributeName"] for i in gsis + lsis for e in i["KeySchema"]}
     if used != set(types):

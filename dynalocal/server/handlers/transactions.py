@@ -178,7 +178,7 @@ def _read_capacity(body: dict, per_table: dict[str, float]) -> list[dict] | None
     return out
 
 
-def _idempotency(ctx: Context, body: dict) -> tuple[str | None, bytes]:
+def _idempotency(body: dict) -> tuple[str | None, bytes]:
     token = body.get("ClientRequestToken")
     canonical = orjson.dumps({k: v for k, v in body.items() if k != "ReturnConsumedCapacity"},
                              option=orjson.OPT_SORT_KEYS)
@@ -188,7 +188,7 @@ def _idempotency(ctx: Context, body: dict) -> tuple[str | None, bytes]:
 
 def transact_write_items(ctx: Context, body: dict) -> dict | bytes:
     items = body["TransactItems"]
-    token, fingerprint = _idempotency(ctx, body)
+    token, fingerprint = _idempotency(body)
     if token is not None:
         now = time.monotonic()
         for old_token in [t for t, (_, _, at) in ctx.tokens.items() if now - at > TOKEN_LIFETIME]:
