@@ -15,6 +15,7 @@ import uvicorn
 from botocore.config import Config
 
 from dynalocal.server.app import create_app
+from dynalocal.server.cli import server_config
 from dynalocal.server.context import Context, Settings
 
 
@@ -31,8 +32,7 @@ class LiveServer:
         self.port = free_port()
         self.ctx = ctx or Context(settings=Settings(port=self.port))
         self.url = f"http://127.0.0.1:{self.port}"
-        config = uvicorn.Config(create_app(self.ctx), host="127.0.0.1", port=self.port, log_level="warning",
-                                access_log=False, lifespan="on")
+        config = server_config(create_app(self.ctx), "127.0.0.1", self.port, log_level="warning")
         self.server = uvicorn.Server(config)
         self.thread = threading.Thread(target=self.server.run, daemon=True)
 

@@ -114,16 +114,15 @@ class DynamoApp:
             except Exception:  # keep sweeping; a bug here must not stop the server
                 log.exception("TTL sweep failed")
 
+    def respond(self, target: str | None, content_type: bytes | None, raw: bytes) -> tuple[int, bytes, bytes]:
+        """Answer one complete DynamoDB request body: (status, body, content type). Never raises."""
+        if raw and content_type not in ACCEPTED_TYPES:
+            return 404, NOT_FOUND_BODY, b"text/plain"
+        status, body = dispatch(self.ctx, target, raw)
+        return status, body, codec.JSON_TYPE
+
     async def _dynamo(self, scope, receive, send) -> None:
-        target = content_type = None
-        length = -1
-        for name, value in scope["headers"]:
-            if name == b"x-amz-target":
-                target = value.decode("latin-1")
-            elif name == b"content-type":
-                content_type = value.split(b";", 1)[0].strip().lower()
-            elif name == b"content-length":
-                length = int(value) if value.isdigit() else -1
+        target, content_type, length = request_headers(scope["headers"])
         if length > MAX_BODY:
             await _send(send, 413, b"", b"text/plain")
             return
@@ -141,16 +140,28 @@ class DynamoApp:
             if not message.get("more_body"):
                 break
         raw = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        if raw and content_type not in ACCEPTED_TYPES:
-            await _send(send, 404, NOT_FOUND_BODY, b"text/plain")
-            return
         journal = self.ctx.journal  # durability: one log group per request, answered once durable
-        if journal is not None:
-            journal.begin()
-        status, body = dispatch(self.ctx, target, raw)
-        if journal is not None:
-            status, body = await journal.commit(target, raw, status, body)
-        await _send(send, status, body)
+        if journal is None:
+            await _send(send, *self.respond(target, content_type, raw))
+            return
+        journal.begin()
+        status, body, content_type = self.respond(target, content_type, raw)
+        status, body = await journal.commit(target, raw, status, body)
+        await _send(send, status, body, content_type)
+
+
+def request_headers(headers) -> tuple[str | None, bytes | None, int]:
+    """(X-Amz-Target, media type, Content-Length or -1) from a request's lower-cased headers."""
+    target = content_type = None
+    length = -1
+    for name, value in headers:
+        if name == b"x-amz-target":
+            target = value.decode("latin-1")
+        elif name == b"content-type":
+            content_type = value.split(b";", 1)[0].strip().lower()
+        elif name == b"content-length":
+            length = int(value) if value.isdigit() else -1
+    return target, content_type, length
 
 
 async def _send(send, status: int, body: bytes, content_type: bytes = codec.JSON_TYPE) -> None:

@@ -53,8 +53,23 @@ def main(argv: list[str] | None = None) -> None:
             Durability.open(ctx)
         except STARTUP_ERRORS as err:
             raise SystemExit(f"dynalocal: cannot use --data-dir {args.data_dir}: {err}") from None
-    from .timeouts import deadline_protocol
+    server = uvicorn.Server(server_config(create_app(ctx), args.host, args.port, args.log_level,
+                                         args.request_timeout, args.keep_alive_timeout))
+    try:
+        server.run()
+    except KeyboardInterrupt:
+        pass
+    if not server.started:  # e.g. the port is taken: exit as uvicorn.run does
+        raise SystemExit(3)
 
-    uvicorn.run(create_app(ctx), host=args.host, port=args.port, log_level=args.log_level,
-                access_log=False, loop="uvloop", http=deadline_protocol(args.request_timeout), lifespan="on",
-                timeout_keep_alive=args.keep_alive_timeout)
+
+def server_config(app, host: str, port: int, log_level: str = "info", request_timeout: float = 30.0,
+                  keep_alive_timeout: int = 5):
+    """The uvicorn configuration dynalocal serves with (the CLI's, and the tests' live servers)."""
+    import uvicorn
+
+    from .protocol import dynamo_protocol
+
+    return uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False, loop="uvloop",
+                          http=dynamo_protocol(app, request_timeout), lifespan="on",
+                          timeout_keep_alive=keep_alive_timeout)

@@ -30,6 +30,12 @@ def headers(body: bytes, content_type: bytes = JSON_TYPE) -> list[tuple[bytes, b
     ]
 
 
+def header_block(body: bytes, content_type: bytes = JSON_TYPE) -> bytes:
+    """The same headers as `headers`, already framed as HTTP/1.1 header lines."""
+    return b"content-type: %s\r\ncontent-length: %d\r\nx-amzn-requestid: %s\r\nx-amz-crc32: %d\r\n" % (
+        content_type, len(body), request_id(), zlib.crc32(body))
+
+
 def error_body(err: DynamoError) -> bytes:
     return orjson.dumps(err.body())
 

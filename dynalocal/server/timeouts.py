@@ -23,7 +23,7 @@ class RequestTimeoutException(DynamoError):
     status = 408
 
 
-def _timeout_response() -> bytes:
+def timeout_response() -> bytes:
     body = codec.error_body(RequestTimeoutException("The request was not received within the request timeout"))
     return (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/x-amz-json-1.0\r\n"
             b"connection: close\r\ncontent-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
@@ -65,12 +65,18 @@ class DeadlineProtocol(HttpToolsProtocol):
         self._deadline = None
         if self.transport.is_closing():
             return
-        cycle = self.cycle
-        waiting_for_body = cycle is not None and not cycle.response_complete and cycle.more_body
-        if waiting_for_body and not cycle.response_started:
-            self.transport.write(_timeout_response())
-            cycle.disconnected = True  # the app's receive() now reports a disconnect; its sends are dropped
+        if self._awaiting_body():
+            self._answer_timeout()
         self.transport.close()
+
+    def _awaiting_body(self) -> bool:
+        """Whether a request's headers arrived but its body did not, with no answer begun."""
+        cycle = self.cycle
+        return cycle is not None and not cycle.response_complete and cycle.more_body and not cycle.response_started
+
+    def _answer_timeout(self) -> None:
+        self.transport.write(timeout_response())
+        self.cycle.disconnected = True  # the app's receive() now reports a disconnect; its sends are dropped
 
 
 def deadline_protocol(request_timeout: float) -> type[DeadlineProtocol]:
