@@ -16,6 +16,8 @@ from __future__ import annotations
 
 from http import HTTPStatus
 
+from uvicorn.protocols.http.httptools_impl import HttpToolsProtocol
+
 from . import codec
 from .app import MAX_BODY, DynamoApp, request_headers
 from .timeouts import DeadlineProtocol, timeout_response
@@ -48,12 +50,23 @@ class DynamoProtocol(DeadlineProtocol):
     _refused = False  # ... and was already answered 413; its body is skipped
     _read_paused = False  # reading paused because the client does not read its answers
 
+    def on_message_begin(self) -> None:
+        # uvicorn's own on_message_begin also builds the ASGI scope; that waits for on_headers_complete
+        self.url = b""
+        self.expect_100_continue = False
+        self.headers = []
+        self._begin()
+
     def on_headers_complete(self) -> None:
         cycle = self.cycle
         parser = self.parser
         if (self.url != b"/" or parser.get_method() != b"POST" or parser.should_upgrade()
                 or self.dynamo.ctx.journal is not None or not (cycle is None or cycle.response_complete)):
             self._inline = False
+            url, headers, expect = self.url, self.headers, self.expect_100_continue
+            HttpToolsProtocol.on_message_begin(self)  # the ASGI scope, for the requests that need one
+            self.url, self.expect_100_continue = url, expect
+            self.headers = self.scope["headers"] = headers
             super().on_headers_complete()
             return
         self._inline = True
@@ -80,7 +93,7 @@ class DynamoProtocol(DeadlineProtocol):
         if not self._inline:
             super().on_message_complete()
             return
-        self._disarm()
+        self._since = None  # received in full: the request deadline is met
         self._inline = False
         if self._refused:
             return
@@ -100,10 +113,11 @@ class DynamoProtocol(DeadlineProtocol):
         self.transport.write(b"".join((
             _STATUS[status], self.defaults.get(self.server_state.default_headers),
             codec.header_block(body, content_type), b"\r\n" if keep_alive else _CLOSE + b"\r\n", body)))
+        self.server_state.total_requests += 1  # uvicorn's bookkeeping (on_response_complete)
         if not keep_alive:
             self.transport.close()
             return
-        self.on_response_complete()  # uvicorn's bookkeeping: request count, keep-alive timer
+        self._idle()
         if self.flow.write_paused and not self._read_paused:  # back-pressure: stop reading requests
             self._read_paused = True
             self.flow.pause_reading()

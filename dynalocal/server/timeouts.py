@@ -30,42 +30,74 @@ def timeout_response() -> bytes:
 
 
 class DeadlineProtocol(HttpToolsProtocol):
-    """HttpToolsProtocol with a receive deadline per request."""
+    """HttpToolsProtocol with a receive deadline per request.
+
+    One lazy timer per connection: a request only records when it started (`_since`), and
+    the timer, when it fires early, re-arms itself for what is left. Arming and cancelling a
+    timer per request would cost several microseconds each. The same timer closes a
+    connection that stays idle after an answer given outside ASGI (`_idle`); answers given
+    through ASGI keep uvicorn's own keep-alive timer.
+    """
 
     request_timeout = 30.0
     _deadline: asyncio.TimerHandle | None = None
+    _since: float | None = None  # when the request being received began (or the connection opened)
+    _idle_since: float | None = None  # when the last inline answer was written
 
     def connection_made(self, transport) -> None:  # type: ignore[override]
         super().connection_made(transport)
-        self._arm()
+        self._since = self.loop.time()
+        self._watch_until(self._since + self.request_timeout)
 
     def on_message_begin(self) -> None:
         super().on_message_begin()
-        if self._deadline is None:
-            self._arm()
+        self._begin()
+
+    def _begin(self) -> None:
+        """A request's first byte: its receive deadline starts, the idle period ends."""
+        self._idle_since = None
+        if self._since is None:
+            self._since = now = self.loop.time()
+            if self._deadline is None:
+                self._watch_until(now + self.request_timeout)
 
     def on_message_complete(self) -> None:
         super().on_message_complete()
-        self._disarm()
+        self._since = None
 
     def connection_lost(self, exc: Exception | None) -> None:
-        self._disarm()
-        super().connection_lost(exc)
-
-    def _arm(self) -> None:
-        self._disarm()
-        self._deadline = self.loop.call_later(self.request_timeout, self._expired)
-
-    def _disarm(self) -> None:
         if self._deadline is not None:
             self._deadline.cancel()
             self._deadline = None
+        super().connection_lost(exc)
 
-    def _expired(self) -> None:
+    def _idle(self) -> None:
+        """Start the keep-alive period after an answer written without uvicorn's bookkeeping."""
+        self._idle_since = now = self.loop.time()
+        due = now + self.timeout_keep_alive
+        if self._deadline is None:
+            self._watch_until(due)
+        elif self._deadline.when() > due:  # rare: only while a request deadline is armed further out
+            self._deadline.cancel()
+            self._watch_until(due)
+
+    def _watch_until(self, when: float) -> None:
+        self._deadline = self.loop.call_at(when, self._watch)
+
+    def _watch(self) -> None:
         self._deadline = None
         if self.transport.is_closing():
             return
-        if self._awaiting_body():
+        if self._since is not None:
+            due = self._since + self.request_timeout
+        elif self._idle_since is not None:
+            due = self._idle_since + self.timeout_keep_alive
+        else:  # a request is being answered (through ASGI): no deadline
+            return
+        if self.loop.time() < due:
+            self._watch_until(due)
+            return
+        if self._since is not None and self._awaiting_body():
             self._answer_timeout()
         self.transport.close()
 
