@@ -16,7 +16,7 @@ import loadgen
 import peers
 from workloads import PAYLOAD, Workload
 
-STARTS = 5
+STARTS = 7
 LOADERS = 4
 
 
@@ -44,14 +44,26 @@ def _load(port: int, table: str, start: int, stop: int) -> None:
             pending = _post(conn, "BatchWriteItem", orjson.dumps({"RequestItems": pending})).get("UnprocessedItems")
 
 
-def measure(items: int) -> dict:
-    """Start dynalocal fresh several times, then fill one with `items` items and read its RSS."""
+def startup(starts: int = STARTS) -> tuple[list[float], list[float]]:
+    """Start dynalocal fresh `starts` times: seconds to the first answer and idle RSS (MB) of each.
+
+    One untimed start comes first, so that bytecode caches are written as an installation's are.
+    """
+    warmup = peers.dynalocal()
+    warmup.start()
+    warmup.stop()
     startups, idle = [], []
-    for _ in range(STARTS):
+    for _ in range(starts):
         target = peers.dynalocal()
         startups.append(target.start())
         idle.append(target.rss_mb())
         target.stop()
+    return startups, idle
+
+
+def measure(items: int) -> dict:
+    """Start dynalocal fresh several times, then fill one with `items` items and read its RSS."""
+    startups, idle = startup()
     target = peers.dynalocal("--throttling", "off")
     target.start()
     try:
@@ -107,3 +119,12 @@ def print_report(m: dict) -> None:
           f"{m['rss_after_mb']:.0f} MB, {m['bytes_per_item']:.0f} bytes per item")
     print(f"Query of 100 items, p50 over HTTP (1 connection): 1k-item table {m['query_p50_ms_1k']:.3f} ms, "
           f"1M-item table {m['query_p50_ms_1m']:.3f} ms, ratio {m['query_latency_ratio_1m_1k']:.2f}")
+
+
+if __name__ == "__main__":  # startup only: python bench/memory.py [starts]
+    import sys
+
+    times, rss = startup(int(sys.argv[1]) if len(sys.argv) > 1 else STARTS)
+    print(f"startup (process start to first answer): median {statistics.median(times) * 1000:.0f} ms over "
+          f"{len(times)} starts ({', '.join(f'{t * 1000:.0f}' for t in sorted(times))}); "
+          f"idle RSS {statistics.median(rss):.1f} MB")

@@ -5,113 +5,149 @@ the same expression text; names are looked up per request when the tree is bound
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
 from typing import Union
 
+from .frozen import Frozen
+from .frozen import set_field as _set
 
-@dataclass(slots=True, frozen=True)
-class Path:
+
+class Path(Frozen):
     """A document path: names (str) and list indexes (int).
 
     When `placeholders` is true, str elements starting with '#' are ExpressionAttributeNames
     keys; legacy-parameter paths set it false so any literal name is taken as is.
     """
 
-    elements: tuple
-    placeholders: bool = True
+    __slots__ = __match_args__ = ("elements", "placeholders")
+
+    def __init__(self, elements: tuple, placeholders: bool = True) -> None:
+        _set(self, "elements", elements)
+        _set(self, "placeholders", placeholders)
 
 
-@dataclass(slots=True, frozen=True)
-class Value:
+class Value(Frozen):
     """An ExpressionAttributeValues placeholder such as `:v`."""
 
-    name: str
+    __slots__ = __match_args__ = ("name",)
+
+    def __init__(self, name: str) -> None:
+        _set(self, "name", name)
 
 
-@dataclass(slots=True, frozen=True)
-class Const:
+class Const(Frozen):
     """A literal AttributeValue (legacy parameters carry values inline)."""
 
-    av: dict
+    __slots__ = __match_args__ = ("av",)
+
+    def __init__(self, av: dict) -> None:
+        _set(self, "av", av)
 
 
-@dataclass(slots=True, frozen=True)
-class Call:
+class Call(Frozen):
     """A function call: size, begins_with, if_not_exists, ..."""
 
-    name: str
-    args: tuple
+    __slots__ = __match_args__ = ("name", "args")
+
+    def __init__(self, name: str, args: tuple) -> None:
+        _set(self, "name", name)
+        _set(self, "args", args)
 
 
-@dataclass(slots=True, frozen=True)
-class Arith:
+class Arith(Frozen):
     """`left + right` or `left - right` in an UpdateExpression SET action."""
 
-    op: str
-    left: "Operand"
-    right: "Operand"
+    __slots__ = __match_args__ = ("op", "left", "right")
+
+    def __init__(self, op: str, left: Operand, right: Operand) -> None:
+        _set(self, "op", op)
+        _set(self, "left", left)
+        _set(self, "right", right)
 
 
 Operand = Union[Path, Value, Const, Call, Arith]
 
 
-@dataclass(slots=True, frozen=True)
-class Compare:
-    op: str  # = <> < <= > >=
-    left: Operand
-    right: Operand
+class Compare(Frozen):
+    """`left op right` with op one of = <> < <= > >=."""
+
+    __slots__ = __match_args__ = ("op", "left", "right")
+
+    def __init__(self, op: str, left: Operand, right: Operand) -> None:
+        _set(self, "op", op)
+        _set(self, "left", left)
+        _set(self, "right", right)
 
 
-@dataclass(slots=True, frozen=True)
-class Between:
-    subject: Operand
-    low: Operand
-    high: Operand
+class Between(Frozen):
+    """`subject BETWEEN low AND high`."""
+
+    __slots__ = __match_args__ = ("subject", "low", "high")
+
+    def __init__(self, subject: Operand, low: Operand, high: Operand) -> None:
+        _set(self, "subject", subject)
+        _set(self, "low", low)
+        _set(self, "high", high)
 
 
-@dataclass(slots=True, frozen=True)
-class In:
-    subject: Operand
-    options: tuple
+class In(Frozen):
+    """`subject IN (options...)`."""
+
+    __slots__ = __match_args__ = ("subject", "options")
+
+    def __init__(self, subject: Operand, options: tuple) -> None:
+        _set(self, "subject", subject)
+        _set(self, "options", options)
 
 
-@dataclass(slots=True, frozen=True)
-class And:
+class And(Frozen):
     """Two or more conditions joined by AND (chains are kept flat)."""
 
-    items: tuple
+    __slots__ = __match_args__ = ("items",)
+
+    def __init__(self, items: tuple) -> None:
+        _set(self, "items", items)
 
 
-@dataclass(slots=True, frozen=True)
-class Or:
+class Or(Frozen):
     """Two or more conditions joined by OR (chains are kept flat)."""
 
-    items: tuple
+    __slots__ = __match_args__ = ("items",)
+
+    def __init__(self, items: tuple) -> None:
+        _set(self, "items", items)
 
 
-@dataclass(slots=True, frozen=True)
-class Not:
-    operand: "Cond"
+class Not(Frozen):
+    """`NOT operand`."""
+
+    __slots__ = __match_args__ = ("operand",)
+
+    def __init__(self, operand: Cond) -> None:
+        _set(self, "operand", operand)
 
 
 Cond = Union[Compare, Between, In, And, Or, Not, Call]
 
 
-@dataclass(slots=True, frozen=True)
-class Action:
+class Action(Frozen):
     """One update action. clause is SET, REMOVE, ADD or DELETE; value is None for REMOVE."""
 
-    clause: str
-    path: Path
-    value: Operand | None = None
+    __slots__ = __match_args__ = ("clause", "path", "value")
+
+    def __init__(self, clause: str, path: Path, value: Operand | None = None) -> None:
+        _set(self, "clause", clause)
+        _set(self, "path", path)
+        _set(self, "value", value)
 
 
-@dataclass(slots=True, frozen=True)
-class UpdateExpr:
+class UpdateExpr(Frozen):
     """All actions in textual order; `legacy` marks AttributeUpdates (different error texts)."""
 
-    actions: tuple
-    legacy: bool = False
+    __slots__ = __match_args__ = ("actions", "legacy")
+
+    def __init__(self, actions: tuple, legacy: bool = False) -> None:
+        _set(self, "actions", actions)
+        _set(self, "legacy", legacy)
 
 
 def path_placeholders(path: Path) -> list[str]:

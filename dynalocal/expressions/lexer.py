@@ -5,7 +5,7 @@ reports them the way DynamoDB does: `Syntax error; token: "_", near: "SET _123"`
 """
 from __future__ import annotations
 
-from dataclasses import dataclass
+from .frozen import Frozen, set_field
 
 NAME = "NAME"  # bare attribute name, keyword or function name
 ATTR_NAME = "ATTR_NAME"  # #placeholder
@@ -22,12 +22,16 @@ _SPACE = frozenset(" \t\r\n")
 _SINGLE = frozenset("()[],.=+-")
 
 
-@dataclass(slots=True, frozen=True)
-class Token:
-    kind: str
-    text: str
-    start: int
-    end: int
+class Token(Frozen):
+    """One token: its kind, its text and its [start, end) offsets in the source."""
+
+    __slots__ = __match_args__ = ("kind", "text", "start", "end")
+
+    def __init__(self, kind: str, text: str, start: int, end: int) -> None:
+        set_field(self, "kind", kind)
+        set_field(self, "text", text)
+        set_field(self, "start", start)
+        set_field(self, "end", end)
 
 
 def tokenize(source: str) -> list[Token]:

@@ -17,7 +17,7 @@ from . import codec
 from .context import Context
 from .handlers import HANDLERS, KNOWN_OPERATIONS
 from .handlers.ttl import sweep_expired
-from .validation import validate, warm
+from .validation import validate
 
 log = logging.getLogger("dynalocal")
 
@@ -64,7 +64,6 @@ class DynamoApp:
 
     def __init__(self, ctx: Context | None = None) -> None:
         self.ctx = ctx or Context()
-        warm()  # build the hot operations' validators now rather than on the first requests
         self._admin = None  # the Starlette app for /_dynalocal/, built on first use (keeps startup short)
 
     async def __call__(self, scope, receive, send) -> None:

@@ -57,7 +57,7 @@ from ..errors import SerializationException, ValidationException
 from . import shapes
 from .shapes import Node, render
 
-__all__ = ["validate", "warm", "compile_operation"]
+__all__ = ["validate", "compile_operation"]
 
 NOT_NULL = "Member must not be null"
 TABLE_NAME_MESSAGE = "TableName must be at least 3 characters long and at most 255 characters long"
@@ -499,13 +499,6 @@ def compile_operation(operation: str) -> Callable[[dict, list], Any]:
         SOURCES[operation] = source
     _VALIDATORS[operation] = fn
     return fn
-
-
-def warm(operations: tuple[str, ...] = ("GetItem", "PutItem", "UpdateItem", "DeleteItem", "Query", "Scan",
-                                        "BatchGetItem", "BatchWriteItem")) -> None:
-    """Load the model and compile the hot operations ahead of the first request (optional)."""
-    for op in operations:
-        compile_operation(op)
 
 
 def _bad_body(body: Any) -> SerializationException:
