@@ -20,7 +20,7 @@ from ..storage.database import TableEntry
 from ..storage.index import Index
 from ..storage.partition import Record
 from ..storage.table import ItemStore
-from ..storage.throttle import PROVISIONED, TableMeter
+from ..storage.throttle import PROVISIONED, PartitionMeter, TableMeter
 from .context import Context
 
 log = logging.getLogger("dynalocal.capacity")
@@ -54,9 +54,18 @@ def meter(ctx: Context, owner, store: ItemStore, read: int, write: int, provisio
 
 
 def table_meter(ctx: Context, entry: TableEntry) -> TableMeter:
-    """The meter of a table's partitions (shared by its LSIs)."""
-    return meter(ctx, entry, entry.table, entry.read_capacity, entry.write_capacity,
-                 entry.billing_mode == "PROVISIONED")
+    """The meter of a table's partitions (shared by its LSIs).
+
+    Its configuration is checked again only once the table's partitions were re-divided (a new
+    `partitions` list) or its billing mode or throughput assigned (which clears `meter_layout`).
+    """
+    m = entry.meter
+    if m is not None and entry.meter_layout is entry.table.partitions:
+        return m
+    m = meter(ctx, entry, entry.table, entry.read_capacity, entry.write_capacity,
+              entry.billing_mode == "PROVISIONED")
+    entry.meter_layout = entry.table.partitions
+    return m
 
 
 def index_meter(ctx: Context, entry: TableEntry, index: Index) -> TableMeter:
@@ -141,30 +150,44 @@ def refusal(ctx: Context, entry: TableEntry, m: TableMeter, part: int, kind: str
     return throttled(ctx, entry, m, part, kind, reason, index)
 
 
-def admit_read(ctx: Context, entry: TableEntry, part: int) -> TableMeter:
-    """Refuse a read on a table partition whose buckets are exhausted (enforce mode); return the meter."""
-    m = table_meter(ctx, entry)
-    err = refusal(ctx, entry, m, part, "Read")
-    if err is not None:
-        raise err
-    return m
+def admit(ctx: Context, entry: TableEntry, m: TableMeter, part: int, kind: str,
+          index: str | None = None) -> tuple[PartitionMeter, float]:
+    """Admit a Read/Write on partition `part` of meter `m` (raise its refusal in enforce mode);
+    return that partition's meter and the time to charge it at."""
+    pm = m.partitions[part]
+    now = ctx.clock()
+    if ctx.settings.throttling != "off":
+        reason = pm.check_read(now) if kind == "Read" else pm.check_write(now)
+        if reason is not None:
+            _refuse(ctx, entry, m, part, kind, reason, index)
+    return pm, now
 
 
-def admit_write(ctx: Context, entry: TableEntry, part: int) -> None:
-    """Refuse a write on a table partition whose buckets are exhausted (enforce mode)."""
-    err = refusal(ctx, entry, table_meter(ctx, entry), part, "Write")
+def admit_read(ctx: Context, entry: TableEntry, part: int) -> tuple[PartitionMeter, float]:
+    """`admit` a read on a table partition."""
+    return admit(ctx, entry, table_meter(ctx, entry), part, "Read")
+
+
+def admit_write(ctx: Context, entry: TableEntry, part: int) -> tuple[PartitionMeter, float]:
+    """`admit` a write on a table partition."""
+    return admit(ctx, entry, table_meter(ctx, entry), part, "Write")
+
+
+def _refuse(ctx: Context, entry: TableEntry, m: TableMeter, part: int, kind: str, reason: str,
+            index: str | None = None) -> None:
+    err = throttled(ctx, entry, m, part, kind, reason, index)
     if err is not None:
         raise err
 
 
 def charge_read(ctx: Context, entry: TableEntry, part: int, units: float, key: bytes | None) -> None:
     """Charge read units to a table partition (and to the key's hot-key count)."""
-    table_meter(ctx, entry).charge_read(part, units, partition_key(key), ctx.clock())
+    table_meter(ctx, entry).partitions[part].charge_read(units, partition_key(key), ctx.clock())
 
 
 def charge_write(ctx: Context, entry: TableEntry, part: int, units: float, key: bytes | None) -> None:
     """Charge write units to a table partition (and to the key's hot-key count)."""
-    table_meter(ctx, entry).charge_write(part, units, partition_key(key), ctx.clock())
+    table_meter(ctx, entry).partitions[part].charge_write(units, partition_key(key), ctx.clock())
 
 
 def partition_key(key: bytes | None) -> bytes | None:

@@ -7,10 +7,10 @@ WRITE_UNIT = 1024
 
 def read_units(size: int, consistent: bool) -> float:
     """Units to read `size` bytes (summed over items first for Query/Scan); at least one unit."""
-    units = max(1, -(-size // READ_UNIT))
-    return float(units) if consistent else units / 2
+    units = (size + READ_UNIT - 1) // READ_UNIT or 1
+    return units * 1.0 if consistent else units * 0.5
 
 
 def write_units(size: int) -> float:
     """Units to write an item of `size` bytes; at least one unit."""
-    return float(max(1, -(-size // WRITE_UNIT)))
+    return ((size + WRITE_UNIT - 1) // WRITE_UNIT or 1) * 1.0

@@ -13,7 +13,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
-from dataclasses import dataclass
+from dataclasses import dataclass, field
+from typing import Callable
 
 from ..errors import ValidationException, invalid
 from . import numbers
@@ -24,6 +25,12 @@ TOKEN_BITS = 64
 TOKEN_SPACE = 1 << TOKEN_BITS
 
 NO_MATCH = "The provided key element does not match the schema"
+INVALID = "One or more parameter values were invalid: "
+PREFIX_CACHE_SIZE = 1 << 14  # partition prefixes remembered per key schema (cleared when full)
+# A key value this long (characters) or shorter cannot exceed the byte limits, in any type.
+SHORT_HASH = MAX_HASH_BYTES // 4
+SHORT_RANGE = MAX_RANGE_BYTES // 4
+_blake2b = hashlib.blake2b
 
 
 def raw_bytes(kind: str, value: str) -> bytes:
@@ -44,7 +51,7 @@ def sort_bytes(kind: str, value: str) -> bytes:
 
 def token_of(pk_raw: bytes) -> bytes:
     """The 8-byte hash token that places a partition key in a partition."""
-    return hashlib.blake2b(pk_raw, digest_size=8).digest()
+    return _blake2b(pk_raw, digest_size=8).digest()
 
 
 def prefix_successor(prefix: bytes) -> bytes | None:
@@ -55,6 +62,17 @@ def prefix_successor(prefix: bytes) -> bytes | None:
     return trimmed[:-1] + bytes((trimmed[-1] + 1,))
 
 
+def _sort_function(kind: str | None) -> Callable[[str], bytes] | None:
+    """sort_bytes specialised to one key type."""
+    if kind is None:
+        return None
+    if kind == "S":
+        return str.encode  # UTF-8
+    if kind == "N":
+        return numbers.sort_bytes
+    return base64.b64decode
+
+
 @dataclass(frozen=True, slots=True)
 class KeySchema:
     """A table's (or index's) key: attribute names and their scalar types."""
@@ -63,21 +81,42 @@ class KeySchema:
     hash_type: str
     range_name: str | None = None
     range_type: str | None = None
+    names: tuple[str, ...] = field(init=False, repr=False, compare=False)
+    name_set: frozenset[str] = field(init=False, repr=False, compare=False)
+    _sort: Callable[[str], bytes] | None = field(init=False, repr=False, compare=False)
+    _prefixes: dict[str, bytes] = field(init=False, repr=False, compare=False)  # hash value -> prefix
 
-    @property
-    def names(self) -> tuple[str, ...]:
-        return (self.hash_name,) if self.range_name is None else (self.hash_name, self.range_name)
+    def __post_init__(self) -> None:
+        names = (self.hash_name,) if self.range_name is None else (self.hash_name, self.range_name)
+        object.__setattr__(self, "names", names)
+        object.__setattr__(self, "name_set", frozenset(names))
+        object.__setattr__(self, "_sort", _sort_function(self.range_type))
+        object.__setattr__(self, "_prefixes", {})
 
     def partition_prefix(self, hash_value: str) -> bytes:
         """token | len | pk: the encoded-key prefix shared by all items of one partition key."""
+        prefix = self._prefixes.get(hash_value)
+        return prefix if prefix is not None else self._remember(hash_value)
+
+    def _prefix(self, hash_value: str) -> bytes:
         raw = raw_bytes(self.hash_type, hash_value)
         return token_of(raw) + len(raw).to_bytes(2, "big") + raw
 
+    def _remember(self, hash_value: str) -> bytes:
+        """The prefix, now cached: reads and updates of a partition key tend to repeat (writes of
+        new items do not, so those paths only look the cache up)."""
+        prefix = self._prefix(hash_value)
+        cache = self._prefixes
+        if len(cache) >= PREFIX_CACHE_SIZE:
+            cache.clear()
+        cache[hash_value] = prefix
+        return prefix
+
     def encode(self, hash_value: str, range_value: str | None) -> bytes:
-        prefix = self.partition_prefix(hash_value)
+        prefix = self._prefixes.get(hash_value) or self._prefix(hash_value)
         if self.range_name is None:
             return prefix
-        return prefix + sort_bytes(self.range_type, range_value)  # type: ignore[arg-type]
+        return prefix + self._sort(range_value)  # type: ignore[arg-type, misc]
 
     def key_of(self, item: dict) -> dict:
         """The key attributes of a stored item."""
@@ -93,19 +132,50 @@ class KeySchema:
 
     def check_item(self, item: dict) -> bytes:
         """Validate the key attributes of an item being written; return its encoded key."""
-        h = self._item_value(item, self.hash_name, self.hash_type)
-        r = self._item_value(item, self.range_name, self.range_type) if self.range_name else None
-        self._check_sizes(h, r)
-        return self.encode(h, r)
+        return self.check_item_parts(item)[0]
 
-    def check_key(self, key: dict, empty_prefix: str = "One or more parameter values were invalid: ") -> bytes:
+    def check_item_parts(self, item: dict) -> tuple[bytes, bytes]:
+        """check_item, returning (encoded key, its partition prefix)."""
+        av = item.get(self.hash_name)
+        h = av.get(self.hash_type) if av is not None else None
+        if not h:  # missing, mistyped or empty: the slow path raises the right error
+            h = self._item_value(item, self.hash_name, self.hash_type)
+        r = None
+        if self.range_name is not None:
+            av = item.get(self.range_name)
+            r = av.get(self.range_type) if av is not None else None
+            if not r:
+                r = self._item_value(item, self.range_name, self.range_type)  # type: ignore[arg-type]
+        return self._parts(h, r, False)
+
+    def check_key(self, key: dict, empty_prefix: str = INVALID) -> bytes:
         """Validate a request Key map (exactly the key attributes); return its encoded key."""
+        return self.check_key_parts(key, empty_prefix)[0]
+
+    def check_key_parts(self, key: dict, empty_prefix: str = INVALID) -> tuple[bytes, bytes]:
+        """check_key, returning (encoded key, its partition prefix)."""
         if len(key) != len(self.names):
             raise ValidationException(NO_MATCH)
-        h = self._key_value(key, self.hash_name, self.hash_type, empty_prefix)
-        r = self._key_value(key, self.range_name, self.range_type, empty_prefix) if self.range_name else None
-        self._check_sizes(h, r)
-        return self.encode(h, r)
+        av = key.get(self.hash_name)
+        h = av.get(self.hash_type) if av is not None else None
+        if not h:  # missing, mistyped or empty: the slow path raises the right error
+            h = self._key_value(key, self.hash_name, self.hash_type, empty_prefix)
+        r = None
+        if self.range_name is not None:
+            av = key.get(self.range_name)
+            r = av.get(self.range_type) if av is not None else None
+            if not r:
+                r = self._key_value(key, self.range_name, self.range_type, empty_prefix)  # type: ignore[arg-type]
+        return self._parts(h, r, True)
+
+    def _parts(self, h: str, r: str | None, remember: bool) -> tuple[bytes, bytes]:
+        """Size-check valid key values; return (encoded key, partition prefix)."""
+        if len(h) > SHORT_HASH or (r is not None and len(r) > SHORT_RANGE):
+            self._check_sizes(h, r)
+        prefix = self._prefixes.get(h) or (self._remember(h) if remember else self._prefix(h))
+        if r is None:
+            return prefix, prefix
+        return prefix + self._sort(r), prefix  # type: ignore[misc]
 
     def _item_value(self, item: dict, name: str, kind: str) -> str:
         av = item.get(name)

@@ -122,10 +122,12 @@ def size(text: str) -> int:
         return 1
     negative = text[0] == "-"
     body = text[1:] if negative else text
-    if "." in body:
-        whole, frac = body.split(".")
-    else:
-        whole, frac = body, ""
+    if "." not in body:  # an integer: the general case below with frac = ""
+        digits = body.strip("0")
+        k = len(digits)
+        e = len(body) - 1 if digits else -1
+        return 1 + (k + 1) // 2 + (1 if k % 2 == 0 and e % 2 == 0 else 0) + (1 if negative else 0)
+    whole, frac = body.split(".")
     all_digits = (whole + frac).lstrip("0")
     k = len(all_digits.rstrip("0"))
     # adjusted exponent: position of the leading significant digit

@@ -119,9 +119,29 @@ def read_range(store: ItemStore, bounds: Bounds, reverse: bool, limit: int | Non
     anchor = bounds.lo if bounds.lo is not None else bounds.hi
     part = store.partition_of(anchor) if anchor is not None else store.partitions[0]
     items = part.items
+    # Positions [i, j) of the range in the partition's sorted keys: what irange would read.
+    lo, hi = bounds.lo, bounds.hi
+    i = 0 if lo is None else items.bisect_left(lo) if bounds.lo_inclusive else items.bisect_right(lo)
+    j = len(items) if hi is None else items.bisect_right(hi) if bounds.hi_inclusive else items.bisect_left(hi)
+    if limit is not None and j - i > limit:
+        if reverse:
+            i = j - limit
+        else:
+            j = i + limit
     page = Page([], [], None, 0)
-    keys = items.irange(bounds.lo, bounds.hi, (bounds.lo_inclusive, bounds.hi_inclusive), reverse)
-    _collect(page, keys, items.__getitem__, limit, max_bytes)
+    view, get = items.keys(), items.__getitem__
+    while i < j:  # chunk by chunk: the 1 MB cap may stop the page long before j
+        if reverse:
+            chunk = view[max(i, j - CHUNK):j]
+            chunk.reverse()
+            j -= len(chunk)
+        else:
+            chunk = view[i:min(j, i + CHUNK)]
+            i += len(chunk)
+        if _add(page, chunk, get, max_bytes):
+            return page
+    if limit is not None and page.keys and len(page.keys) >= limit:
+        page.last_key = page.keys[-1]
     return page
 
 
@@ -154,28 +174,34 @@ def segment_tokens(segment: int, total_segments: int) -> tuple[int, int]:
 def _collect(page: Page, keys_iter: Iterator[bytes], get, limit: int | None, max_bytes: int) -> bool:
     """Append records from `keys_iter` to `page` until Limit items or `max_bytes` in all; True if stopped.
 
-    Works a chunk at a time with C-level iteration (islice, map, accumulate): no Python
-    code runs per item.
+    Works a chunk at a time with C-level iteration (islice, map, sum): no Python code runs per item.
     """
-    keys, records = page.keys, page.records
     while True:
-        want = CHUNK if limit is None else min(CHUNK, limit - len(keys))
+        want = CHUNK if limit is None else min(CHUNK, limit - len(page.keys))
         chunk = list(islice(keys_iter, want))
         if not chunk:
             return False
-        got = list(map(get, chunk))
-        totals = list(accumulate(map(itemgetter(1), got), initial=page.read_bytes))
-        cut = bisect_left(totals, max_bytes, 1)  # totals[i] = bytes read after i items
-        if cut < len(totals):  # the 1 MB cap is reached at item `cut`
-            keys += chunk[:cut]
-            records += got[:cut]
-            page.read_bytes, page.last_key = totals[cut], keys[-1]
+        if _add(page, chunk, get, max_bytes):
             return True
-        keys += chunk
-        records += got
-        page.read_bytes = totals[-1]
-        if limit is not None and len(keys) >= limit:
-            page.last_key = keys[-1]
+        if limit is not None and len(page.keys) >= limit:
+            page.last_key = page.keys[-1]
             return True
         if len(chunk) < want:
             return False
+
+
+def _add(page: Page, chunk: list[bytes], get, max_bytes: int) -> bool:
+    """Append the records of `chunk` to `page` up to the 1 MB cap; True if the cap stopped it."""
+    got = list(map(get, chunk))
+    read = page.read_bytes + sum(map(itemgetter(1), got))
+    if read >= max_bytes:  # the cap is reached at item `cut`
+        totals = list(accumulate(map(itemgetter(1), got), initial=page.read_bytes))
+        cut = bisect_left(totals, max_bytes, 1)  # totals[i] = bytes read after i items
+        page.keys += chunk[:cut]
+        page.records += got[:cut]
+        page.read_bytes, page.last_key = totals[cut], page.keys[-1]
+        return True
+    page.keys += chunk
+    page.records += got
+    page.read_bytes = read
+    return False

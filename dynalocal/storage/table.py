@@ -5,7 +5,7 @@ indexes, capacity accounting, streams and the write-ahead log attach there (as l
 """
 from __future__ import annotations
 
-import bisect
+from bisect import bisect_right as _bisect_right
 from typing import Callable, Iterator
 
 from .keys import TOKEN_SPACE, KeySchema
@@ -20,7 +20,7 @@ class ItemStore:
 
     def __init__(self, partition_count: int = 1) -> None:
         self.partitions: list[Partition] = []
-        self._bounds: list[int] = []
+        self._bounds: list[bytes] = []  # each partition's first token, as 8 bytes
         self.set_partition_count(partition_count)
 
     def set_partition_count(self, count: int) -> None:
@@ -30,21 +30,21 @@ class ItemStore:
         step = TOKEN_SPACE // count
         self.partitions = [Partition(i * step, TOKEN_SPACE if i == count - 1 else (i + 1) * step)
                            for i in range(count)]
-        self._bounds = [p.lo for p in self.partitions]
+        self._bounds = [p.lo_key for p in self.partitions]
         for part in old:
             for key, record in part.items.items():
                 self.partition_of(key).put(key, record)
 
     def partition_index(self, key: bytes) -> int:
-        if len(self._bounds) == 1:
-            return 0
-        return bisect.bisect_right(self._bounds, int.from_bytes(key[:8], "big")) - 1
+        """Index of the partition owning a key (or an 8-byte token) of at least 8 bytes."""
+        # A key sorts at or after an 8-byte bound exactly when its token does.
+        return _bisect_right(self._bounds, key) - 1
 
     def partition_of(self, key: bytes) -> Partition:
-        return self.partitions[self.partition_index(key)]
+        return self.partitions[_bisect_right(self._bounds, key) - 1]
 
     def get(self, key: bytes) -> Record | None:
-        return self.partition_of(key).items.get(key)
+        return self.partitions[_bisect_right(self._bounds, key) - 1].items.get(key)
 
     @property
     def item_count(self) -> int:

@@ -17,7 +17,7 @@ from .index import build_indexes, schema_of
 
 log = logging.getLogger("dynalocal.durability")
 
-RUNTIME_FIELDS = frozenset({"table", "meter", "meter_config", "throttle_logged"})
+RUNTIME_FIELDS = frozenset({"table", "meter", "meter_config", "meter_layout", "throttle_logged"})
 PERSISTED_FIELDS = tuple(f.name for f in dataclasses.fields(TableEntry) if f.name not in RUNTIME_FIELDS)
 
 

@@ -60,13 +60,89 @@ class PartitionMeter:
     def note_key(self, pk: bytes, units: float, now: float) -> None:
         """Count units against a partition key, decaying old counts (Contributor Insights style)."""
         if now - self.hot_stamp >= HOT_KEY_HALF_LIFE:
-            halvings = int((now - self.hot_stamp) // HOT_KEY_HALF_LIFE)
-            factor = 0.5 ** halvings
-            self.hot = Counter({k: v * factor for k, v in self.hot.items() if v * factor >= 0.5})
-            self.hot_stamp += halvings * HOT_KEY_HALF_LIFE
-        self.hot[pk] += units
-        if len(self.hot) > HOT_KEY_LIMIT:
-            self.hot = Counter(dict(self.hot.most_common(HOT_KEY_LIMIT // 2)))
+            self._decay(now)
+        hot = self.hot
+        hot[pk] = hot.get(pk, 0) + units  # Counter's += without its __missing__ call
+        if len(hot) > HOT_KEY_LIMIT:
+            self._trim()
+
+    def _decay(self, now: float) -> None:
+        halvings = int((now - self.hot_stamp) // HOT_KEY_HALF_LIFE)
+        factor = 0.5 ** halvings
+        self.hot = Counter({k: v * factor for k, v in self.hot.items() if v * factor >= 0.5})
+        self.hot_stamp += halvings * HOT_KEY_HALF_LIFE
+
+    def _trim(self) -> None:
+        self.hot = Counter(dict(self.hot.most_common(HOT_KEY_LIMIT // 2)))
+
+    # The four methods below run on every request: Bucket.available and note_key are inlined.
+    # `t if t < capacity else capacity` is min(capacity, t).
+
+    def check_read(self, now: float) -> str | None:
+        """Refill the read buckets; None if a read may be served now, else the throttle reason."""
+        b = self.read
+        if b is not None:
+            elapsed = now - b.stamp
+            if elapsed > 0:
+                t = b.tokens + elapsed * b.rate
+                b.tokens = t if t < b.capacity else b.capacity
+                b.stamp = now
+            if b.tokens <= 0:
+                return PROVISIONED
+        b = self.read_cap
+        elapsed = now - b.stamp
+        if elapsed > 0:
+            t = b.tokens + elapsed * b.rate
+            b.tokens = t if t < b.capacity else b.capacity
+            b.stamp = now
+        return KEY_RANGE if b.tokens <= 0 else None
+
+    def check_write(self, now: float) -> str | None:
+        """Refill the write buckets; None if a write may be served now, else the throttle reason."""
+        b = self.write
+        if b is not None:
+            elapsed = now - b.stamp
+            if elapsed > 0:
+                t = b.tokens + elapsed * b.rate
+                b.tokens = t if t < b.capacity else b.capacity
+                b.stamp = now
+            if b.tokens <= 0:
+                return PROVISIONED
+        b = self.write_cap
+        elapsed = now - b.stamp
+        if elapsed > 0:
+            t = b.tokens + elapsed * b.rate
+            b.tokens = t if t < b.capacity else b.capacity
+            b.stamp = now
+        return KEY_RANGE if b.tokens <= 0 else None
+
+    def charge_read(self, units: float, pk: bytes | None, now: float) -> None:
+        """Take read units from the buckets; count them against partition key prefix `pk`."""
+        if self.read is not None:
+            self.read.tokens -= units
+        self.read_cap.tokens -= units
+        self.read_units += units
+        if pk is not None:
+            if now - self.hot_stamp >= HOT_KEY_HALF_LIFE:
+                self._decay(now)
+            hot = self.hot
+            hot[pk] = hot.get(pk, 0) + units
+            if len(hot) > HOT_KEY_LIMIT:
+                self._trim()
+
+    def charge_write(self, units: float, pk: bytes | None, now: float) -> None:
+        """Take write units from the buckets; count them against partition key prefix `pk`."""
+        if self.write is not None:
+            self.write.tokens -= units
+        self.write_cap.tokens -= units
+        self.write_units += units
+        if pk is not None:
+            if now - self.hot_stamp >= HOT_KEY_HALF_LIFE:
+                self._decay(now)
+            hot = self.hot
+            hot[pk] = hot.get(pk, 0) + units
+            if len(hot) > HOT_KEY_LIMIT:
+                self._trim()
 
 
 # Why a request was refused: (is the provisioned share exhausted, which kind).
@@ -110,38 +186,16 @@ class TableMeter:
 
     def check_read(self, index: int, now: float) -> str | None:
         """None if partition `index` may serve a read now, else the throttle reason."""
-        meter = self.partitions[index]
-        if meter.read is not None and meter.read.available(now) <= 0:
-            return PROVISIONED
-        if meter.read_cap.available(now) <= 0:
-            return KEY_RANGE
-        return None
+        return self.partitions[index].check_read(now)
 
     def check_write(self, index: int, now: float) -> str | None:
-        meter = self.partitions[index]
-        if meter.write is not None and meter.write.available(now) <= 0:
-            return PROVISIONED
-        if meter.write_cap.available(now) <= 0:
-            return KEY_RANGE
-        return None
+        return self.partitions[index].check_write(now)
 
     def charge_read(self, index: int, units: float, pk: bytes | None, now: float) -> None:
-        meter = self.partitions[index]
-        if meter.read is not None:
-            meter.read.tokens -= units
-        meter.read_cap.tokens -= units
-        meter.read_units += units
-        if pk is not None:
-            meter.note_key(pk, units, now)
+        self.partitions[index].charge_read(units, pk, now)
 
     def charge_write(self, index: int, units: float, pk: bytes | None, now: float) -> None:
-        meter = self.partitions[index]
-        if meter.write is not None:
-            meter.write.tokens -= units
-        meter.write_cap.tokens -= units
-        meter.write_units += units
-        if pk is not None:
-            meter.note_key(pk, units, now)
+        self.partitions[index].charge_write(units, pk, now)
 
 
 def _carry_balances(old: list[PartitionMeter], new: list[PartitionMeter], now: float) -> None:

@@ -16,6 +16,7 @@ from . import numbers
 MAX_ITEM_SIZE = 409_600
 MAX_DEPTH = 32  # the item itself is level 1
 MAX_NAME_BYTES = 65_535
+SHORT_NAME = MAX_NAME_BYTES // 4  # characters: at most this many cannot exceed MAX_NAME_BYTES
 TYPES = ("S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL")
 
 EMPTY = "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes"
@@ -185,13 +186,29 @@ def validate_item(item: Any) -> int:
         raise SerializationException("Unexpected field type")
     total = 0
     for name, av in item.items():
-        total += _name_size(name) + validate_value(av)
+        # A string attribute with a name too short to break a limit needs only sizing.
+        if type(av) is dict and len(av) == 1 and 0 < len(name) <= SHORT_NAME and type(av.get("S")) is str:
+            value = av["S"]
+            total += (len(name) if name.isascii() else len(name.encode("utf-8"))) + (
+                len(value) if value.isascii() else len(value.encode("utf-8")))
+        else:
+            total += _name_size(name) + validate_value(av)
     return total
 
 
 def item_size(item: dict) -> int:
     """Size of an already-valid item (names plus values), DynamoDB's 400 KB rule."""
-    return sum(utf8_len(name) + value_size(av) for name, av in item.items())
+    total = 0
+    for name, av in item.items():  # utf8_len and value_size's commonest cases, inlined
+        total += len(name) if name.isascii() else len(name.encode("utf-8"))
+        ((tag, value),) = av.items()
+        if tag == "S":
+            total += len(value) if value.isascii() else len(value.encode("utf-8"))
+        elif tag == "N":
+            total += numbers.size(value)
+        else:
+            total += value_size(av)
+    return total
 
 
 def value_size(av: dict) -> int:

@@ -7,10 +7,10 @@ from ...errors import ConditionalCheckFailedException, ValidationException
 from ...storage.blob import dumps
 from ...storage.capacity import read_units, write_units
 from ...storage.index import check_index_keys
+from ...storage.throttle import PartitionMeter
 from ...storage.values import MAX_ITEM_SIZE, item_size, validate_item
 from ..context import Context
-from ..throttling import (admit_gsi_writes, admit_read, admit_write, charge_write, charge_writes, gsi_writes,
-                          partition_key)
+from ..throttling import admit_gsi_writes, admit_read, admit_write, charge_write, charge_writes, gsi_writes
 from .common import check_return_values, compile_expressions, consumed, data_table, write_consumed
 
 ITEM_TOO_BIG = "Item size has exceeded the maximum allowed size"
@@ -49,12 +49,12 @@ def get_item(ctx: Context, body: dict) -> dict | bytes:
     compiled = compile_expressions(body, "GetItem")
     entry = data_table(ctx, body["TableName"])
     table = entry.table
-    encoded = table.schema.check_key(key)
+    encoded, prefix = table.schema.check_key_parts(key)
     part = table.partition_index(encoded)
-    meter = admit_read(ctx, entry, part)
+    slot, now = admit_read(ctx, entry, part)
     record = table.partitions[part].items.get(encoded)
     units = read_units(record[1] if record else 0, body.get("ConsistentRead") is True)
-    meter.charge_read(part, units, partition_key(encoded), ctx.clock())
+    slot.charge_read(units, prefix, now)
     cc = consumed(body, body["TableName"], units)
     if record is None:
         return {"ConsumedCapacity": cc} if cc else b"{}"
@@ -77,11 +77,11 @@ def put_item(ctx: Context, body: dict) -> dict | bytes:
     compiled = compile_expressions(body, "PutItem")
     entry = data_table(ctx, body["TableName"])
     table = entry.table
-    key = table.schema.check_item(item)
+    key, prefix = table.schema.check_item_parts(item)
     if table.indexes:
         check_index_keys(table, item)
     part = table.partition_index(key)
-    admit_write(ctx, entry, part)
+    slot, now = admit_write(ctx, entry, part)
     old = table.partitions[part].items.get(key)
     old_item = _check_condition(ctx, entry, part, key, compiled, body, old, None, size) if compiled else None
     writes = []
@@ -90,7 +90,7 @@ def put_item(ctx: Context, body: dict) -> dict | bytes:
         admit_gsi_writes(ctx, entry, writes)
     table.apply(key, (dumps(item), size))
     units = write_units(max(size, old[1] if old else 0))
-    index_units = charge_writes(ctx, entry, part, key, units, table.index_write_units, writes)
+    index_units = _charge(ctx, entry, part, key, units, table.index_write_units, writes, slot, prefix, now)
     attributes = None
     if return_values == "ALL_OLD" and old is not None:
         attributes = old_item if old_item is not None else orjson.loads(old[0])
@@ -103,9 +103,9 @@ def delete_item(ctx: Context, body: dict) -> dict | bytes:
     compiled = compile_expressions(body, "DeleteItem")
     entry = data_table(ctx, body["TableName"])
     table = entry.table
-    key = table.schema.check_key(key_map, KEY_EMPTY_PREFIX)
+    key, prefix = table.schema.check_key_parts(key_map, KEY_EMPTY_PREFIX)
     part = table.partition_index(key)
-    admit_write(ctx, entry, part)
+    slot, now = admit_write(ctx, entry, part)
     old = table.partitions[part].items.get(key)
     old_item = _check_condition(ctx, entry, part, key, compiled, body, old, None, old[1] if old else 0) \
         if compiled else None
@@ -118,11 +118,20 @@ def delete_item(ctx: Context, body: dict) -> dict | bytes:
         table.apply(key, None)
         index_units = table.index_write_units
     units = write_units(old[1] if old else 0)
-    index_units = charge_writes(ctx, entry, part, key, units, index_units, writes)
+    index_units = _charge(ctx, entry, part, key, units, index_units, writes, slot, prefix, now)
     attributes = None
     if return_values == "ALL_OLD" and old is not None:
         attributes = old_item if old_item is not None else orjson.loads(old[0])
     return _answer(body, table, attributes, units, index_units)
+
+
+def _charge(ctx: Context, entry, part: int, key: bytes, units: float, index_units: dict[str, float],
+            writes: list, slot: PartitionMeter, prefix: bytes, now: float) -> dict[str, float]:
+    """charge_writes, with the admitted partition's meter when only the table is written."""
+    if index_units:
+        return charge_writes(ctx, entry, part, key, units, index_units, writes)
+    slot.charge_write(units, prefix, now)
+    return index_units
 
 
 def _answer(body: dict, table, attributes: dict | None, units: float, index_units: dict) -> dict | bytes:
@@ -148,15 +157,15 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
     entry = data_table(ctx, body["TableName"])
     table = entry.table
     schema = table.schema
-    key = schema.check_key(key_map, KEY_EMPTY_PREFIX)
+    key, prefix = schema.check_key_parts(key_map, KEY_EMPTY_PREFIX)
     part = table.partition_index(key)
-    admit_write(ctx, entry, part)
+    slot, now = admit_write(ctx, entry, part)
     old = table.partitions[part].items.get(key)
     old_item = orjson.loads(old[0]) if old is not None else None
     _check_condition(ctx, entry, part, key, compiled, body, old, old_item, old[1] if old else 0)
     update = compiled.update if compiled is not None else None
     if update is not None:
-        result = update.apply(old_item, frozenset(schema.names))
+        result = update.apply(old_item, schema.name_set)
         new_item = result.item
         if new_item is not None:
             for name, av in key_map.items():  # the key always comes from the request
@@ -178,7 +187,7 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
         table.apply(key, (dumps(new_item), size))
         index_units = table.index_write_units
     units = write_units(max(size, old[1] if old else 0))
-    index_units = charge_writes(ctx, entry, part, key, units, index_units, writes)
+    index_units = _charge(ctx, entry, part, key, units, index_units, writes, slot, prefix, now)
     attributes = None
     if return_values == "ALL_OLD":
         attributes = old_item

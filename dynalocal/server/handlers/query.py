@@ -23,7 +23,7 @@ from ...storage.table import ItemStore
 from ...storage.throttle import TableMeter
 from ...storage.values import validate_item
 from ..context import Context
-from ..throttling import partition_key, read_meter, refusal
+from ..throttling import admit, read_meter, refusal
 from .common import compile_expressions, consumed, data_table
 
 QUERY_PREFIX = "1 validation error detected: "
@@ -34,7 +34,8 @@ GSI_CONSISTENT = "Consistent reads are not supported on global secondary indexes
 def select_of(body: dict, operation: str) -> str:
     """The effective Select, after DynamoDB's checks of Select against the projection."""
     select = body.get("Select")
-    member = next((m for m in ("ProjectionExpression", "AttributesToGet") if m in body), None)
+    member = ("ProjectionExpression" if "ProjectionExpression" in body
+              else "AttributesToGet" if "AttributesToGet" in body else None)
     prefix = QUERY_PREFIX if operation == "Query" else ""
     if select is None:
         if member is not None:
@@ -142,18 +143,20 @@ def query(ctx: Context, body: dict) -> dict | bytes:
                 f"to lower bound; lower bound operand: {_java(range_avs[0])}, upper bound operand: {_java(range_avs[1])}")
         raise ValidationException("The BETWEEN condition was provided a range where the lower bound is greater than "
                                   "the upper bound")
-    key_names = set(schema.names)
+    key_names = schema.name_set
     if "QueryFilter" in body:
         bad = next((n for n in body["QueryFilter"] if n in key_names), None)
         if bad is not None:
             raise ValidationException(f"QueryFilter can only contain non-primary key attributes: Primary key attribute: {bad}")
     else:
-        bad = next((n for n in sorted(filter_names(body, compiled) or ()) if n in key_names), None)
+        read = filter_names(body, compiled)
+        bad = next((n for n in sorted(read) if n in key_names), None) if read else None
         if bad is not None:
             raise ValidationException(
                 f"Filter Expression can only contain non-primary key attributes: Primary key attribute: {bad}")
     store: ItemStore = index if index is not None else entry.table
-    bounds = sort_bounds(schema.partition_prefix(h), op, values, escaped=index is not None)
+    prefix = schema.partition_prefix(h)  # every key the query reads starts with it
+    bounds = sort_bounds(prefix, op, values, escaped=index is not None)
     reverse = body.get("ScanIndexForward") is False
     esk = body.get("ExclusiveStartKey")
     if esk is not None:
@@ -161,15 +164,12 @@ def query(ctx: Context, body: dict) -> dict | bytes:
         bounds = bounds.after(start, reverse)
     # A GSI has its own partitions and meter; the table and its LSIs share the table's.
     metered, meter, gsi = read_meter(ctx, entry, index)
-    part = metered.partition_index(bounds.lo)  # type: ignore[arg-type]
-    err = refusal(ctx, entry, meter, part, "Read", gsi)
-    if err is not None:
-        raise err
+    slot, now = admit(ctx, entry, meter, metered.partition_index(prefix), "Read", gsi)
     page = read_range(store, bounds, reverse, body.get("Limit"))
     if index is None and (schema.range_name is None or op == "EQ"):
         page.last_key = None  # a full-key query reads at most one item: nothing to resume
     out, units = respond(body, entry, index, compiled, select, page)
-    meter.charge_read(part, units, partition_key(bounds.lo), ctx.clock())
+    slot.charge_read(units, prefix, now)
     return out
 
 
@@ -262,11 +262,11 @@ def respond(body: dict, entry: TableEntry, index: Index | None, compiled: Any, s
         or (select == "SPECIFIC_ATTRIBUTES" and projection is not None and not index.projects(projection.top_level))
         or (flt is not None and not _projects(index, filter_names(body, compiled))))
     fetch_units = 0.0
-    items_json: bytes | None = None
+    out = [b"{"]  # then '"Items":[...],' unless COUNT
     if flt is None and projection is None and not fetch:
         count = len(page.records)
         if select != "COUNT":
-            items_json = b"[" + b",".join([r[0] for r in page.records]) + b"]"
+            out += [b'"Items":[', b",".join(map(itemgetter(0), page.records)), b"],"]
     else:
         count = 0
         items: list[dict] = []
@@ -284,8 +284,7 @@ def respond(body: dict, entry: TableEntry, index: Index | None, compiled: Any, s
             if select != "COUNT":
                 items.append(projection.apply(item) if projection is not None else item)
         if select != "COUNT":
-            items_json = orjson.dumps(items)
-    out = [b'{"Items":', items_json, b","] if items_json is not None else [b"{"]
+            out += [b'"Items":', orjson.dumps(items), b","]
     out.append(b'"Count":%d,"ScannedCount":%d' % (count, len(page.records)))
     if page.last_key is not None:
         last = orjson.loads(page.records[-1][0])
