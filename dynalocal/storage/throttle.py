@@ -31,7 +31,8 @@ class Bucket:
     def available(self, now: float) -> float:
         elapsed = now - self.stamp
         if elapsed > 0:
-            self.tokens = min(self.capacity, self.tokens + elapsed * self.rate)
+            tokens = self.tokens + elapsed * self.rate
+            self.tokens = tokens if tokens < self.capacity else self.capacity  # min(), without the call
             self.stamp = now
         return self.tokens
 
@@ -75,46 +76,15 @@ class PartitionMeter:
     def _trim(self) -> None:
         self.hot = Counter(dict(self.hot.most_common(HOT_KEY_LIMIT // 2)))
 
-    # The four methods below run on every request: Bucket.available and note_key are inlined.
-    # `t if t < capacity else capacity` is min(capacity, t).
+    # These run on every request.
 
     def check_read(self, now: float) -> str | None:
         """Refill the read buckets; None if a read may be served now, else the throttle reason."""
-        b = self.read
-        if b is not None:
-            elapsed = now - b.stamp
-            if elapsed > 0:
-                t = b.tokens + elapsed * b.rate
-                b.tokens = t if t < b.capacity else b.capacity
-                b.stamp = now
-            if b.tokens <= 0:
-                return PROVISIONED
-        b = self.read_cap
-        elapsed = now - b.stamp
-        if elapsed > 0:
-            t = b.tokens + elapsed * b.rate
-            b.tokens = t if t < b.capacity else b.capacity
-            b.stamp = now
-        return KEY_RANGE if b.tokens <= 0 else None
+        return _refusal(self.read, self.read_cap, now)
 
     def check_write(self, now: float) -> str | None:
         """Refill the write buckets; None if a write may be served now, else the throttle reason."""
-        b = self.write
-        if b is not None:
-            elapsed = now - b.stamp
-            if elapsed > 0:
-                t = b.tokens + elapsed * b.rate
-                b.tokens = t if t < b.capacity else b.capacity
-                b.stamp = now
-            if b.tokens <= 0:
-                return PROVISIONED
-        b = self.write_cap
-        elapsed = now - b.stamp
-        if elapsed > 0:
-            t = b.tokens + elapsed * b.rate
-            b.tokens = t if t < b.capacity else b.capacity
-            b.stamp = now
-        return KEY_RANGE if b.tokens <= 0 else None
+        return _refusal(self.write, self.write_cap, now)
 
     def charge_read(self, units: float, pk: bytes | None, now: float) -> None:
         """Take read units from the buckets; count them against partition key prefix `pk`."""
@@ -123,12 +93,7 @@ class PartitionMeter:
         self.read_cap.tokens -= units
         self.read_units += units
         if pk is not None:
-            if now - self.hot_stamp >= HOT_KEY_HALF_LIFE:
-                self._decay(now)
-            hot = self.hot
-            hot[pk] = hot.get(pk, 0) + units
-            if len(hot) > HOT_KEY_LIMIT:
-                self._trim()
+            self.note_key(pk, units, now)
 
     def charge_write(self, units: float, pk: bytes | None, now: float) -> None:
         """Take write units from the buckets; count them against partition key prefix `pk`."""
@@ -137,12 +102,14 @@ class PartitionMeter:
         self.write_cap.tokens -= units
         self.write_units += units
         if pk is not None:
-            if now - self.hot_stamp >= HOT_KEY_HALF_LIFE:
-                self._decay(now)
-            hot = self.hot
-            hot[pk] = hot.get(pk, 0) + units
-            if len(hot) > HOT_KEY_LIMIT:
-                self._trim()
+            self.note_key(pk, units, now)
+
+
+def _refusal(share: Bucket | None, cap: Bucket, now: float) -> str | None:
+    """Refill a partition's provisioned share (if any) and its cap; say which, if either, is empty."""
+    if share is not None and share.available(now) <= 0:
+        return PROVISIONED
+    return KEY_RANGE if cap.available(now) <= 0 else None
 
 
 # Why a request was refused: (is the provisioned share exhausted, which kind).
