@@ -139,12 +139,14 @@ def _log_first(entry: TableEntry, m: TableMeter, part: int, kind: str, reason: s
 
 
 def refusal(ctx: Context, entry: TableEntry, m: TableMeter, part: int, kind: str,
-            index: str | None = None) -> DynamoError | None:
+            index: str | None = None, now: float | None = None) -> DynamoError | None:
     """The error refusing a Read/Write on partition `part` of meter `m` now, or None to admit it."""
     if ctx.settings.throttling == "off":
         return None
-    now = ctx.clock()
-    reason = m.check_read(part, now) if kind == "Read" else m.check_write(part, now)
+    pm = m.partitions[part]
+    if now is None:
+        now = ctx.clock()
+    reason = pm.check_read(now) if kind == "Read" else pm.check_write(now)
     if reason is None:
         return None
     return throttled(ctx, entry, m, part, kind, reason, index)
@@ -154,13 +156,11 @@ def admit(ctx: Context, entry: TableEntry, m: TableMeter, part: int, kind: str,
           index: str | None = None) -> tuple[PartitionMeter, float]:
     """Admit a Read/Write on partition `part` of meter `m` (raise its refusal in enforce mode);
     return that partition's meter and the time to charge it at."""
-    pm = m.partitions[part]
     now = ctx.clock()
-    if ctx.settings.throttling != "off":
-        reason = pm.check_read(now) if kind == "Read" else pm.check_write(now)
-        if reason is not None:
-            _refuse(ctx, entry, m, part, kind, reason, index)
-    return pm, now
+    err = refusal(ctx, entry, m, part, kind, index, now)
+    if err is not None:
+        raise err
+    return m.partitions[part], now
 
 
 def admit_read(ctx: Context, entry: TableEntry, part: int) -> tuple[PartitionMeter, float]:
@@ -171,13 +171,6 @@ def admit_read(ctx: Context, entry: TableEntry, part: int) -> tuple[PartitionMet
 def admit_write(ctx: Context, entry: TableEntry, part: int) -> tuple[PartitionMeter, float]:
     """`admit` a write on a table partition."""
     return admit(ctx, entry, table_meter(ctx, entry), part, "Write")
-
-
-def _refuse(ctx: Context, entry: TableEntry, m: TableMeter, part: int, kind: str, reason: str,
-            index: str | None = None) -> None:
-    err = throttled(ctx, entry, m, part, kind, reason, index)
-    if err is not None:
-        raise err
 
 
 def charge_read(ctx: Context, entry: TableEntry, part: int, units: float, key: bytes | None) -> None:

@@ -151,13 +151,6 @@ class TableMeter:
                 else:
                     bucket.reconfigure(rate, rate * self.burst, now)
 
-    def check_read(self, index: int, now: float) -> str | None:
-        """None if partition `index` may serve a read now, else the throttle reason."""
-        return self.partitions[index].check_read(now)
-
-    def check_write(self, index: int, now: float) -> str | None:
-        return self.partitions[index].check_write(now)
-
     def charge_read(self, index: int, units: float, pk: bytes | None, now: float) -> None:
         self.partitions[index].charge_read(units, pk, now)
 

@@ -205,12 +205,12 @@ def test_hot_keys_count_decay_and_trim_like_a_counter():
 
 def test_table_meter_delegates_to_its_partitions():
     meter = TableMeter(2, 4.0, 2.0, 1.0, 0.0)
-    assert meter.check_read(1, 0.0) is None and meter.check_write(1, 0.0) is None
+    assert meter.partitions[1].check_read(0.0) is None and meter.partitions[1].check_write(0.0) is None
     meter.charge_read(1, 2.0, b"a", 0.0)
     meter.charge_write(1, 3.0, None, 0.0)
     part = meter.partitions[1]
     assert (part.read.tokens, part.write.tokens, part.read_units, part.write_units) == (0.0, -2.0, 2.0, 3.0)
-    assert meter.check_write(1, 0.0) == "ProvisionedThroughputExceeded" and dict(part.hot) == {b"a": 2.0}
+    assert part.check_write(0.0) == "ProvisionedThroughputExceeded" and dict(part.hot) == {b"a": 2.0}
 
 
 def test_assigning_throughput_makes_the_meter_configuration_checked_again():
