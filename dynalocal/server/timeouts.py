@@ -109,8 +109,3 @@ class DeadlineProtocol(HttpToolsProtocol):
     def _answer_timeout(self) -> None:
         self.transport.write(timeout_response())
         self.cycle.disconnected = True  # the app's receive() now reports a disconnect; its sends are dropped
-
-
-def deadline_protocol(request_timeout: float) -> type[DeadlineProtocol]:
-    """The protocol class to give uvicorn (`http=`) for this timeout."""
-    return type("DeadlineProtocol", (DeadlineProtocol,), {"request_timeout": request_timeout})
