@@ -94,7 +94,7 @@ def put_item(ctx: Context, body: dict) -> dict | bytes:
     attributes = None
     if return_values == "ALL_OLD" and old is not None:
         attributes = old_item if old_item is not None else orjson.loads(old[0])
-    return _answer(body, table, attributes, units, index_units)
+    return _answer(body, table, attributes, units, index_units, item)
 
 
 def delete_item(ctx: Context, body: dict) -> dict | bytes:
@@ -122,7 +122,7 @@ def delete_item(ctx: Context, body: dict) -> dict | bytes:
     attributes = None
     if return_values == "ALL_OLD" and old is not None:
         attributes = old_item if old_item is not None else orjson.loads(old[0])
-    return _answer(body, table, attributes, units, index_units)
+    return _answer(body, table, attributes, units, index_units, key_map)
 
 
 def _charge(ctx: Context, entry, part: int, key: bytes, units: float, index_units: dict[str, float],
@@ -134,14 +134,21 @@ def _charge(ctx: Context, entry, part: int, key: bytes, units: float, index_unit
     return index_units
 
 
-def _answer(body: dict, table, attributes: dict | None, units: float, index_units: dict) -> dict | bytes:
-    """A write's response: Attributes when asked for and non-empty, ConsumedCapacity when asked for."""
+def _answer(body: dict, table, attributes: dict | None, units: float, index_units: dict,
+            key: dict) -> dict | bytes:
+    """A write's response: Attributes when asked for and non-empty, ConsumedCapacity when asked for,
+    ItemCollectionMetrics when asked for on a table with an LSI (`key` holds the partition key)."""
     out: dict = {}
     if attributes:
         out["Attributes"] = attributes
     cc = write_consumed(body, body["TableName"], units, index_units, table)
     if cc:
         out["ConsumedCapacity"] = cc
+    if body.get("ReturnItemCollectionMetrics") == "SIZE" and table.indexes \
+            and any(not index.is_global for index in table.indexes.values()):
+        hash_name = table.schema.hash_name
+        out["ItemCollectionMetrics"] = {"ItemCollectionKey": {hash_name: key[hash_name]},
+                                        "SizeEstimateRangeGB": [0.0, 1.0]}
     return out if out else b"{}"
 
 
@@ -197,4 +204,4 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
         attributes = result.updated_old(old_item)
     elif return_values == "UPDATED_NEW" and result is not None and new_item is not None:
         attributes = result.updated_new(new_item)
-    return _answer(body, table, attributes, units, index_units)
+    return _answer(body, table, attributes, units, index_units, key_map)

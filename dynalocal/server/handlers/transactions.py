@@ -275,14 +275,22 @@ def transact_get_items(ctx: Context, body: dict) -> dict:
         action = Action("Get", spec, data_table(ctx, spec["TableName"]), compiled=compiled)
         planned.append(action)
     reasons: list[Cancelled | None] = [None] * len(planned)
+    seen_keys = set()
     for i, action in enumerate(planned):
         try:
-            table = action.entry.table
-            try:
-                action.key = table.schema.check_key(action.spec["Key"])
-            except ValidationException as err:
-                raise Cancelled("ValidationError", err.message) from None
-            action.part = table.partition_index(action.key)
+            action.key = action.entry.table.schema.check_key(action.spec["Key"])
+        except ValidationException as err:
+            reasons[i] = Cancelled("ValidationError", err.message)
+            continue
+        ident = (action.entry.name, action.key)
+        if ident in seen_keys:  # request-level, before any admission (corrections §1)
+            raise ValidationException("Transaction request cannot include multiple operations on one item")
+        seen_keys.add(ident)
+    for i, action in enumerate(planned):
+        if reasons[i] is not None:
+            continue
+        try:
+            action.part = action.entry.table.partition_index(action.key)
             _admit(ctx, action, write=False)
         except Cancelled as reason:
             reasons[i] = reason
