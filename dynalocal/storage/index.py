@@ -20,6 +20,7 @@ from ..errors import ValidationException, invalid
 from .blob import dumps
 from .capacity import write_units
 from .keys import KeySchema, raw_bytes, sort_bytes
+from .mutation import Mutation
 from .partition import Record
 from .table import ItemStore, Table
 from .values import item_size
@@ -151,25 +152,26 @@ class Index(ItemStore):
     def backfill(self, table: Table) -> None:
         """Load every existing table item (used when a GSI is added by UpdateTable)."""
         for part in table.partitions:
-            for key, record in part.items.items():
+            for key, record in part.items():
                 item = orjson.loads(record[0])
                 store_key = self.store_key(item, key)
                 if store_key is not None and self.oversized_key(item) is None:  # DynamoDB skips those
                     self.partition_of(store_key).put(store_key, self.entry(item, record))
 
 
-def maintain(table: Table, key: bytes, old: Record | None, new: Record | None) -> None:
-    """Table listener: keep every index of the table in step with one write."""
-    indexes = table.indexes
+def maintain(m: Mutation) -> dict[str, float] | None:
+    """Table listener: keep every index of the table in step with one write; return the
+    write units each index was charged (handlers report them as INDEXES capacity)."""
+    indexes = m.table.indexes  # type: ignore[union-attr]
+    if not indexes:
+        return None
     units: dict[str, float] = {}
-    if indexes:
-        old_item = orjson.loads(old[0]) if old is not None else None
-        new_item = orjson.loads(new[0]) if new is not None else None
-        for name, index in indexes.items():
-            spent = index.replace(key, old_item, new_item, new)
-            if spent:
-                units[name] = spent
-    table.index_write_units = units  # read by handlers that report INDEXES capacity
+    old_item, new_item = m.old_item, m.new_item
+    for name, index in indexes.items():
+        spent = index.replace(m.key, old_item, new_item, m.new)
+        if spent:
+            units[name] = spent
+    return units
 
 
 def attach(table: Table, index: Index) -> None:
