@@ -4,10 +4,13 @@ from __future__ import annotations
 import argparse
 import logging
 
+from . import options
 from .context import Context, Settings
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None, environ: dict[str, str] | None = None) -> argparse.Namespace:
+    """Options from `argv` (default: sys.argv), DynamoDB Local's flags and DYNALOCAL_* variables
+    (`environ`, default os.environ)."""
     parser = argparse.ArgumentParser(prog="dynalocal", description="A DynamoDB-compatible local server.")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
@@ -31,7 +34,41 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="seconds a client has to send a whole request (default 30)")
     parser.add_argument("--keep-alive-timeout", type=int, default=5,
                         help="seconds an idle keep-alive connection stays open (default 5)")
-    return parser.parse_args(argv)
+    add_wire_options(parser)
+    return options.parse(parser, argv, environ)
+
+
+def add_wire_options(parser: argparse.ArgumentParser) -> None:
+    """Authentication, isolation, CORS, DynamoDB Local's transient statuses, --version."""
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    parser.add_argument("--auth", default="relaxed", choices=["relaxed", "verify", "none"],
+                        help="relaxed: any well-formed SigV4 Authorization header is accepted unverified (default); "
+                             "verify: signatures are checked against DYNALOCAL_CREDENTIALS or --credentials; "
+                             "none: unsigned requests are served too")
+    parser.add_argument("--credentials", default=None, metavar="FILE",
+                        help="file of KEY:SECRET[:ACCOUNT] lines for --auth verify and --isolation account")
+    parser.add_argument("--isolation", default="shared", choices=["shared", "region", "account"],
+                        help="shared: one database for every client (default, DynamoDB Local's -sharedDb); "
+                             "region: tables per region; account: tables per account and region")
+    parser.add_argument("--cors-origins", default=None, metavar="LIST",
+                        help="comma-separated origins browsers may call from, or * for any "
+                             "(default: this machine's, http://localhost:*, http://127.0.0.1:*, http://[::1]:*)")
+    parser.add_argument("--transient-delay", type=float, default=0.0, metavar="SECONDS",
+                        help="tables stay CREATING/UPDATING/DELETING this long, as on AWS (default 0: at once; "
+                             "DynamoDB Local's -delayTransientStatuses sets 1)")
+    parser.add_argument("--in-memory", action="store_true",
+                        help="keep everything in memory (the default; DynamoDB Local's -inMemory)")
+
+
+def version() -> str:
+    """The installed package's version."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("dynalocal")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree without installing
+        return "unknown"
 
 
 def main(argv: list[str] | None = None) -> None:
@@ -45,7 +82,8 @@ def main(argv: list[str] | None = None) -> None:
                                    burst_seconds=args.burst_seconds, ttl_interval=args.ttl_interval,
                                    allow_reset=not args.no_reset, data_dir=args.data_dir, sync=args.sync,
                                    sync_interval=args.sync_interval_ms / 1000,
-                                   snapshot_bytes=int(args.snapshot_mb * 1024 * 1024)))
+                                   snapshot_bytes=int(args.snapshot_mb * 1024 * 1024),
+                                   **wire_settings(args)))
     if args.data_dir is not None:
         from .durability import STARTUP_ERRORS, Durability
 
@@ -61,6 +99,29 @@ def main(argv: list[str] | None = None) -> None:
         pass
     if not server.started:  # e.g. the port is taken: exit as uvicorn.run does
         raise SystemExit(3)
+
+
+def wire_settings(args: argparse.Namespace) -> dict:
+    """The Settings members of add_wire_options (credentials loaded, CORS origins split)."""
+    from .auth import load_credentials
+
+    try:
+        credentials = load_credentials(args.credentials)
+    except (OSError, ValueError) as err:
+        raise SystemExit(f"dynalocal: cannot read credentials: {err}") from None
+    if args.auth == "verify" and not credentials:
+        raise SystemExit("dynalocal: --auth verify needs DYNALOCAL_CREDENTIALS or --credentials FILE")
+    return {"auth": args.auth, "credentials": credentials, "isolation": args.isolation,
+            "cors_origins": cors_origins(args.cors_origins), "transient_delay": max(0.0, args.transient_delay)}
+
+
+def cors_origins(value: str | None) -> tuple[str, ...]:
+    """--cors-origins as a tuple of origin patterns (the local ones by default)."""
+    from .cors import LOCAL_ORIGINS
+
+    if value is None:
+        return LOCAL_ORIGINS
+    return tuple(o.strip() for o in value.split(",") if o.strip())
 
 
 def server_config(app, host: str, port: int, log_level: str = "info", request_timeout: float = 30.0,
