@@ -270,9 +270,9 @@ class Parser:
             right = self.parse_operand(allow_missing=True)
             if right is MISSING:
                 raise ValidationException(MISSING_COMPARED)
+            self._no_arithmetic()
             return A.Compare(COMPARATORS[tok.text], left, right)
-        if tok.kind == PUNCT and tok.text in ("+", "-", "*", "/", "%", "||"):
-            raise ValidationException(f"Unsupported operator in Condition Expression. Operator: {tok.text}")
+        self._no_arithmetic()
         if self.accept("IS"):
             negated = self.accept("NOT")
             if self.accept("MISSING"):
@@ -296,6 +296,11 @@ class Parser:
         else:
             raise self.error()
         return A.Not(node) if negated else node
+
+    def _no_arithmetic(self) -> None:
+        tok = self.peek()
+        if tok.kind == PUNCT and tok.text in ("+", "-", "*", "/", "%", "||"):
+            raise ValidationException(f"Unsupported operator in Condition Expression. Operator: {tok.text}")
 
     def _require_path(self, node: object, tok: Token) -> None:
         if not isinstance(node, A.Path):

@@ -99,10 +99,20 @@ def keep(plan_: ReadPlan, item: dict, values: dict) -> bool:
     return plan_.filter is None or plan_.filter(item, {}, values)
 
 
-def full_key(plan_: ReadPlan, values: dict, hash_slot: A.Value) -> dict:
+def partition_keys(plan_: ReadPlan, values: dict) -> list[dict]:
+    """The distinct partition-key values of a GetItem/Query plan, in statement order, type-checked."""
+    schema = plan_.schema
+    found: dict[bytes, dict] = {}
+    for slot in plan_.hash_values:
+        av = typed(values[slot.name], schema.hash_type, schema.hash_name)
+        found.setdefault(orjson.dumps(av), av)
+    return list(found.values())
+
+
+def full_key(plan_: ReadPlan, values: dict, hash_value: dict) -> dict:
     """The primary key of a GetItem plan for one partition-key value."""
     schema = plan_.schema
-    key = {schema.hash_name: typed(values[hash_slot.name], schema.hash_type, schema.hash_name)}
+    key = {schema.hash_name: hash_value}
     if schema.range_name is not None:
         key[schema.range_name] = typed(values[plan_.range.right.name], schema.range_type, schema.range_name)
     return key
@@ -135,8 +145,8 @@ def run_read(ctx: Context, body: dict, plan_: ReadPlan, values: dict, table: str
     found: list[dict] = []
     cc = None
     if plan_.operation == "GetItem":
-        for slot in plan_.hash_values:
-            out = decode(items.get_item(ctx, {**base, "Key": full_key(plan_, values, slot)}))
+        for hash_value in partition_keys(plan_, values):
+            out = decode(items.get_item(ctx, {**base, "Key": full_key(plan_, values, hash_value)}))
             cc = merge_capacity(cc, out.get("ConsumedCapacity"))
             item = out.get("Item")
             if item is not None and keep(plan_, item, values):
@@ -144,7 +154,8 @@ def run_read(ctx: Context, body: dict, plan_: ReadPlan, values: dict, table: str
         return _answer(found, cc, None, None)
     if plan_.index is not None:
         base["IndexName"] = plan_.index
-    operations = max(1, len(plan_.hash_values))
+    hashes = partition_keys(plan_, values)
+    operations = max(1, len(hashes))
     start, esk = 0, None
     if body.get("NextToken") is not None:
         start, esk = _untoken(body["NextToken"], operations)
@@ -156,7 +167,6 @@ def run_read(ctx: Context, body: dict, plan_: ReadPlan, values: dict, table: str
         ranges = {}
         for name in plan_.range_values:
             ranges[name] = typed(values[name], schema.range_type, schema.range_name)  # type: ignore[arg-type]
-        hashes = [typed(values[s.name], schema.hash_type, schema.hash_name) for s in plan_.hash_values]
     last = None
     for i in range(start, operations):
         request = dict(base)

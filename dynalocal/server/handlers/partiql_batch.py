@@ -16,8 +16,8 @@ from ...errors import DynamoError, TransactionCanceledException, ValidationExcep
 from ..context import Context
 from .common import data_table
 from .items import get_item
-from .partiql import (DUPLICATE, EXISTS_OUTSIDE, bind, call_write, decode, full_key, keep, merge_capacity, project,
-                      table_of, write_request)
+from .partiql import (DUPLICATE, EXISTS_OUTSIDE, bind, call_write, decode, full_key, keep, merge_capacity,
+                      partition_keys, project, table_of, write_request)
 from .partiql_plan import ReadPlan, plan
 from .transactions import transact_get_items, transact_write_items
 
@@ -79,7 +79,8 @@ def batch_execute_statement(ctx: Context, body: dict) -> dict:
             if isinstance(plan_, ReadPlan):
                 if not _single_get(plan_):
                     raise ValidationException(SINGLE_ITEM)
-                operation, request = "GetItem", {"TableName": table, "Key": full_key(plan_, values, plan_.hash_values[0])}
+                key = full_key(plan_, values, partition_keys(plan_, values)[0])
+                operation, request = "GetItem", {"TableName": table, "Key": key}
                 if spec.get("ConsistentRead") is True:
                     request["ConsistentRead"] = True
             else:
@@ -186,7 +187,7 @@ def _read_transaction(ctx: Context, body: dict, planned: list) -> dict:
     for i, (table, plan_, values) in enumerate(planned):
         if not _single_get(plan_):
             raise _in_statement(i, TX_SELECT)
-        get = {"TableName": table, "Key": full_key(plan_, values, plan_.hash_values[0])}
+        get = {"TableName": table, "Key": full_key(plan_, values, partition_keys(plan_, values)[0])}
         identity = _key_identity(plan_, get, table)
         if identity in seen:
             raise ValidationException(TX_SAME_ITEM)

@@ -51,7 +51,7 @@ def _hash_condition(node: object, name: str) -> tuple | None:
     if value is not None:
         return (value,)
     if isinstance(node, A.In) and _is_attr(node.subject, name) and all(isinstance(o, A.Value) for o in node.options):
-        return tuple(dict.fromkeys(node.options))
+        return node.options
     return None
 
 
