@@ -247,3 +247,13 @@ def test_rejected_statements_change_nothing(ddb, music):
         with pytest.raises(ClientError):
             run(ddb, statement)
     assert ddb.scan(TableName=music)["Items"] == before
+
+
+def test_writes_are_marked_as_partiql_mutations(server, ddb, music):
+    origins: list[str] = []
+    server.ctx.db.tables[music].table.listeners.append(lambda m: origins.append(m.origin))
+    run(ddb, f"INSERT INTO \"{music}\" VALUE {{'pk': 'o', 'sk': 1}}")
+    ddb.batch_execute_statement(Statements=[{"Statement": f"UPDATE \"{music}\" SET v = 1 WHERE pk = 'o' AND sk = 1"}])
+    ddb.execute_transaction(TransactStatements=[{"Statement": f"DELETE FROM \"{music}\" WHERE pk = 'o' AND sk = 1"}])
+    ddb.put_item(TableName=music, Item={"pk": {"S": "o"}, "sk": {"N": "2"}})
+    assert origins == ["partiql", "partiql", "partiql", "request"]

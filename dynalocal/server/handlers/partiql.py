@@ -9,7 +9,7 @@ returned, by the expression evaluator), NextToken, and PartiQL's own errors.
 from __future__ import annotations
 
 import base64
-from typing import Any
+from typing import Any, Callable
 
 import orjson
 
@@ -18,6 +18,7 @@ from ...expressions import ast as A
 from ...expressions.partiql_ast import Exists, Statement
 from ...expressions.partiql_parser import parse_statement
 from ...expressions.paths import get
+from ...storage.mutation import PARTIQL, current_origin
 from ...storage.values import validate_value
 from ..context import Context
 from . import items, query
@@ -273,6 +274,19 @@ def run_write(ctx: Context, body: dict, plan_: WritePlan, values: dict, table: s
     return _answer(found, out.get("ConsumedCapacity"), None, None)
 
 
+def partiql_origin(handler: Callable[[Context, dict], dict]) -> Callable[[Context, dict], dict]:
+    """Run a handler with the writes it makes marked as PartiQL's (Mutation.origin)."""
+    def run(ctx: Context, body: dict) -> dict:
+        token = current_origin.set(PARTIQL)
+        try:
+            return handler(ctx, body)
+        finally:
+            current_origin.reset(token)
+    run.__name__ = run.__qualname__ = handler.__name__
+    return run
+
+
+@partiql_origin
 def execute_statement(ctx: Context, body: dict) -> dict:
     plan_, values, table = prepare(ctx, body["Statement"], body.get("Parameters"))
     if isinstance(plan_, ReadPlan):

@@ -17,7 +17,7 @@ from ..context import Context
 from .common import data_table
 from .items import get_item
 from .partiql import (DUPLICATE, EXISTS_OUTSIDE, bind, call_write, decode, full_key, keep, merge_capacity,
-                      partition_keys, project, table_of, write_request)
+                      partiql_origin, partition_keys, project, table_of, write_request)
 from .partiql_plan import ReadPlan, plan
 from .transactions import transact_get_items, transact_write_items
 
@@ -56,6 +56,7 @@ def _key_identity(plan_, request: dict, table: str) -> tuple:
     return (table, tuple(orjson.dumps(source[n]) for n in plan_.schema.names))
 
 
+@partiql_origin
 def batch_execute_statement(ctx: Context, body: dict) -> dict:
     mode = body.get("ReturnConsumedCapacity")
     bound: list = []
@@ -129,6 +130,7 @@ def _in_statement(i: int, message: str) -> ValidationException:
     return ValidationException(f"Validation failed in TransactStatements[{i}]: {message}")
 
 
+@partiql_origin
 def execute_transaction(ctx: Context, body: dict) -> dict:
     specs = body["TransactStatements"]
     bound = [bind(spec["Statement"], spec.get("Parameters")) for spec in specs]
