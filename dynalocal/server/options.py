@@ -73,7 +73,9 @@ def apply_env(parser: argparse.ArgumentParser, environ: Mapping[str, str]) -> No
         raw = environ.get(env_name(action))
         if raw is None:
             continue
-        if action.nargs == 0:  # a flag (store_true)
+        if isinstance(action, argparse._AppendAction):  # a repeatable option: comma-separated values
+            value = [part.strip() for part in raw.split(",") if part.strip()]
+        elif action.nargs == 0:  # a flag (store_true)
             word = raw.strip().lower()
             if word not in TRUE_WORDS | FALSE_WORDS:
                 parser.error(f"{env_name(action)}: expected true or false, got {raw!r}")

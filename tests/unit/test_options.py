@@ -47,6 +47,8 @@ def test_every_option_is_settable_from_the_environment():
     assert parse(["--port", "9000"], {"DYNALOCAL_PORT": "8123"}).port == 9000
     assert parse(["-port", "9001"], {"DYNALOCAL_PORT": "8123"}).port == 9001
     assert parse([], {"DYNALOCAL_NO_RESET": "0"}).no_reset is False
+    # a repeatable option takes a comma-separated list
+    assert parse([], {"DYNALOCAL_INIT": "seed.json, template.yaml"}).init == ["seed.json", "template.yaml"]
 
 
 @pytest.mark.parametrize("env, words", [
