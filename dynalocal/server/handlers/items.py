@@ -6,12 +6,11 @@ import orjson
 from ...errors import ConditionalCheckFailedException, ValidationException
 from ...storage.blob import dumps
 from ...storage.capacity import read_units, write_units
+from ...storage.capacity.charge import Charge
 from ...storage.index import check_index_keys
-from ...storage.throttle import PartitionMeter
 from ...storage.values import MAX_ITEM_SIZE, item_size, validate_item
 from ..context import Context
-from ..throttling import admit_gsi_writes, admit_read, admit_write, charge_write, charge_writes, gsi_writes
-from .common import check_return_values, compile_expressions, consumed, data_table, write_consumed
+from .common import check_return_values, compile_expressions, data_table
 
 ITEM_TOO_BIG = "Item size has exceeded the maximum allowed size"
 UPDATE_TOO_BIG = "Item size to update has exceeded the maximum allowed size"
@@ -29,7 +28,7 @@ def _validate_key(body: dict) -> dict:
     return key
 
 
-def _check_condition(ctx: Context, entry, part: int, key: bytes, compiled, body: dict,
+def _check_condition(charge: Charge, part: int, prefix: bytes, compiled, body: dict,
                      old: tuple | None, old_item: dict | None, new_size: int) -> dict | None:
     """Evaluate the request's condition against the current item; return the decoded old item.
 
@@ -38,7 +37,7 @@ def _check_condition(ctx: Context, entry, part: int, key: bytes, compiled, body:
     if old_item is None and old is not None:
         old_item = orjson.loads(old[0])
     if compiled is not None and compiled.condition is not None and not compiled.condition.matches(old_item):
-        charge_write(ctx, entry, part, write_units(new_size if old is not None else 0), key)
+        charge.write(part, write_units(new_size if old is not None else 0), prefix)
         show = body.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD" and old_item is not None
         raise ConditionalCheckFailedException(old_item if show else None)
     return old_item
@@ -51,11 +50,11 @@ def get_item(ctx: Context, body: dict) -> dict | bytes:
     table = entry.table
     encoded, prefix = table.schema.check_key_parts(key)
     part = table.partition_index(encoded)
-    slot, now = admit_read(ctx, entry, part)
+    charge = ctx.capacity.charge(entry)
+    charge.admit(0, part)
     record = table.partitions[part].items.get(encoded)
-    units = read_units(record[1] if record else 0, body.get("ConsistentRead") is True)
-    slot.charge_read(units, prefix, now)
-    cc = consumed(body, body["TableName"], units)
+    charge.read(part, read_units(record[1] if record else 0, body.get("ConsistentRead") is True), prefix)
+    cc = charge.consumed(body, body["TableName"])
     if record is None:
         return {"ConsumedCapacity": cc} if cc else b"{}"
     if compiled is not None and compiled.projection is not None:
@@ -81,20 +80,23 @@ def put_item(ctx: Context, body: dict) -> dict | bytes:
     if table.indexes:
         check_index_keys(table, item)
     part = table.partition_index(key)
-    slot, now = admit_write(ctx, entry, part)
+    charge = ctx.capacity.charge(entry)
+    charge.admit(1, part)
     old = table.partitions[part].items.get(key)
-    old_item = _check_condition(ctx, entry, part, key, compiled, body, old, None, size) if compiled else None
-    writes = []
-    if table.indexes:
-        writes = gsi_writes(ctx, entry, key, old, item, old_item)
-        admit_gsi_writes(ctx, entry, writes)
-    table.apply(key, (dumps(item), size))
+    old_item = _check_condition(charge, part, prefix, compiled, body, old, None, size) if compiled else None
     units = write_units(max(size, old[1] if old else 0))
-    index_units = _charge(ctx, entry, part, key, units, table.index_write_units, writes, slot, prefix, now)
+    if table.indexes:
+        gsis = charge.plan_gsi(key, old, item, old_item)
+        charge.admit_gsi(part, gsis)
+        table.apply(key, (dumps(item), size))
+        charge.writes(part, key, units, table.index_write_units, gsis)
+    else:
+        table.apply(key, (dumps(item), size))
+        charge.write(part, units, prefix)
     attributes = None
     if return_values == "ALL_OLD" and old is not None:
         attributes = old_item if old_item is not None else orjson.loads(old[0])
-    return _answer(body, table, attributes, units, index_units)
+    return _answer(body, charge, attributes)
 
 
 def delete_item(ctx: Context, body: dict) -> dict | bytes:
@@ -105,41 +107,33 @@ def delete_item(ctx: Context, body: dict) -> dict | bytes:
     table = entry.table
     key, prefix = table.schema.check_key_parts(key_map, KEY_EMPTY_PREFIX)
     part = table.partition_index(key)
-    slot, now = admit_write(ctx, entry, part)
+    charge = ctx.capacity.charge(entry)
+    charge.admit(1, part)
     old = table.partitions[part].items.get(key)
-    old_item = _check_condition(ctx, entry, part, key, compiled, body, old, None, old[1] if old else 0) \
+    old_item = _check_condition(charge, part, prefix, compiled, body, old, None, old[1] if old else 0) \
         if compiled else None
-    writes: list = []
-    index_units: dict[str, float] = {}
-    if old is not None:
-        if table.indexes:
-            writes = gsi_writes(ctx, entry, key, old, None, old_item)
-            admit_gsi_writes(ctx, entry, writes)
-        table.apply(key, None)
-        index_units = table.index_write_units
     units = write_units(old[1] if old else 0)
-    index_units = _charge(ctx, entry, part, key, units, index_units, writes, slot, prefix, now)
+    if old is not None and table.indexes:
+        gsis = charge.plan_gsi(key, old, None, old_item)
+        charge.admit_gsi(part, gsis)
+        table.apply(key, None)
+        charge.writes(part, key, units, table.index_write_units, gsis)
+    else:
+        if old is not None:
+            table.apply(key, None)
+        charge.write(part, units, prefix)
     attributes = None
     if return_values == "ALL_OLD" and old is not None:
         attributes = old_item if old_item is not None else orjson.loads(old[0])
-    return _answer(body, table, attributes, units, index_units)
+    return _answer(body, charge, attributes)
 
 
-def _charge(ctx: Context, entry, part: int, key: bytes, units: float, index_units: dict[str, float],
-            writes: list, slot: PartitionMeter, prefix: bytes, now: float) -> dict[str, float]:
-    """charge_writes, with the admitted partition's meter when only the table is written."""
-    if index_units:
-        return charge_writes(ctx, entry, part, key, units, index_units, writes)
-    slot.charge_write(units, prefix, now)
-    return index_units
-
-
-def _answer(body: dict, table, attributes: dict | None, units: float, index_units: dict) -> dict | bytes:
+def _answer(body: dict, charge: Charge, attributes: dict | None) -> dict | bytes:
     """A write's response: Attributes when asked for and non-empty, ConsumedCapacity when asked for."""
     out: dict = {}
     if attributes:
         out["Attributes"] = attributes
-    cc = write_consumed(body, body["TableName"], units, index_units, table)
+    cc = charge.consumed(body, body["TableName"])
     if cc:
         out["ConsumedCapacity"] = cc
     return out if out else b"{}"
@@ -159,10 +153,11 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
     schema = table.schema
     key, prefix = schema.check_key_parts(key_map, KEY_EMPTY_PREFIX)
     part = table.partition_index(key)
-    slot, now = admit_write(ctx, entry, part)
+    charge = ctx.capacity.charge(entry)
+    charge.admit(1, part)
     old = table.partitions[part].items.get(key)
     old_item = orjson.loads(old[0]) if old is not None else None
-    _check_condition(ctx, entry, part, key, compiled, body, old, old_item, old[1] if old else 0)
+    _check_condition(charge, part, prefix, compiled, body, old, old_item, old[1] if old else 0)
     update = compiled.update if compiled is not None else None
     if update is not None:
         result = update.apply(old_item, schema.name_set)
@@ -174,20 +169,21 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
         result = None
         new_item = dict(old_item) if old_item is not None else dict(key_map)
     size = 0
-    writes: list = []
-    index_units: dict[str, float] = {}
     if new_item is not None:
         size = item_size(new_item)
         if size > MAX_ITEM_SIZE:
             raise ValidationException(UPDATE_TOO_BIG)
-        if table.indexes:
-            check_index_keys(table, new_item, update=update is not None)
-            writes = gsi_writes(ctx, entry, key, old, new_item, old_item)
-            admit_gsi_writes(ctx, entry, writes)
-        table.apply(key, (dumps(new_item), size))
-        index_units = table.index_write_units
     units = write_units(max(size, old[1] if old else 0))
-    index_units = _charge(ctx, entry, part, key, units, index_units, writes, slot, prefix, now)
+    if new_item is not None and table.indexes:
+        check_index_keys(table, new_item, update=update is not None)
+        gsis = charge.plan_gsi(key, old, new_item, old_item)
+        charge.admit_gsi(part, gsis)
+        table.apply(key, (dumps(new_item), size))
+        charge.writes(part, key, units, table.index_write_units, gsis)
+    else:
+        if new_item is not None:
+            table.apply(key, (dumps(new_item), size))
+        charge.write(part, units, prefix)
     attributes = None
     if return_values == "ALL_OLD":
         attributes = old_item
@@ -197,4 +193,4 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
         attributes = result.updated_old(old_item)
     elif return_values == "UPDATED_NEW" and result is not None and new_item is not None:
         attributes = result.updated_new(new_item)
-    return _answer(body, table, attributes, units, index_units)
+    return _answer(body, charge, attributes)
