@@ -8,6 +8,7 @@ from ...storage.blob import dumps
 from ...storage.capacity import read_units, write_units
 from ...storage.capacity.charge import Charge
 from ...storage.index import check_index_keys
+from ...storage.mutation import Mutation
 from ...storage.values import MAX_ITEM_SIZE, item_size, validate_item
 from ..context import Context
 from .common import check_return_values, compile_expressions, data_table
@@ -52,7 +53,7 @@ def get_item(ctx: Context, body: dict) -> dict | bytes:
     part = table.partition_index(encoded)
     charge = ctx.capacity.charge(entry)
     charge.admit(0, part)
-    record = table.partitions[part].items.get(encoded)
+    record = table.partitions[part].get(encoded)
     charge.read(part, read_units(record[1] if record else 0, body.get("ConsistentRead") is True), prefix)
     cc = charge.consumed(body, body["TableName"])
     if record is None:
@@ -82,21 +83,23 @@ def put_item(ctx: Context, body: dict) -> dict | bytes:
     part = table.partition_index(key)
     charge = ctx.capacity.charge(entry)
     charge.admit(1, part)
-    old = table.partitions[part].items.get(key)
+    old = table.partitions[part].get(key)
     old_item = _check_condition(charge, part, prefix, compiled, body, old, None, size) if compiled else None
     units = write_units(max(size, old[1] if old else 0))
     if table.indexes:
+        if old_item is None and old is not None:
+            old_item = orjson.loads(old[0])  # decoded once, for the GSI plan and the index listener
         gsis = charge.plan_gsi(key, old, item, old_item)
         charge.admit_gsi(part, gsis)
-        table.apply(key, (dumps(item), size))
-        charge.writes(part, key, units, table.index_write_units, gsis)
+        done = table.apply(Mutation(key, (dumps(item), size), item, old_item))
+        charge.writes(part, key, units, done.owed, gsis)
     else:
-        table.apply(key, (dumps(item), size))
+        table.apply(Mutation(key, (dumps(item), size), item, old_item))
         charge.write(part, units, prefix)
     attributes = None
     if return_values == "ALL_OLD" and old is not None:
         attributes = old_item if old_item is not None else orjson.loads(old[0])
-    return _answer(body, charge, attributes)
+    return _answer(body, charge, attributes, item)
 
 
 def delete_item(ctx: Context, body: dict) -> dict | bytes:
@@ -109,33 +112,42 @@ def delete_item(ctx: Context, body: dict) -> dict | bytes:
     part = table.partition_index(key)
     charge = ctx.capacity.charge(entry)
     charge.admit(1, part)
-    old = table.partitions[part].items.get(key)
+    old = table.partitions[part].get(key)
     old_item = _check_condition(charge, part, prefix, compiled, body, old, None, old[1] if old else 0) \
         if compiled else None
     units = write_units(old[1] if old else 0)
     if old is not None and table.indexes:
+        if old_item is None:
+            old_item = orjson.loads(old[0])
         gsis = charge.plan_gsi(key, old, None, old_item)
         charge.admit_gsi(part, gsis)
-        table.apply(key, None)
-        charge.writes(part, key, units, table.index_write_units, gsis)
+        done = table.apply(Mutation(key, None, None, old_item))
+        charge.writes(part, key, units, done.owed, gsis)
     else:
         if old is not None:
-            table.apply(key, None)
+            table.apply(Mutation(key, None, None, old_item))
         charge.write(part, units, prefix)
     attributes = None
     if return_values == "ALL_OLD" and old is not None:
         attributes = old_item if old_item is not None else orjson.loads(old[0])
-    return _answer(body, charge, attributes)
+    return _answer(body, charge, attributes, key_map)
 
 
-def _answer(body: dict, charge: Charge, attributes: dict | None) -> dict | bytes:
-    """A write's response: Attributes when asked for and non-empty, ConsumedCapacity when asked for."""
+def _answer(body: dict, charge: Charge, attributes: dict | None, key: dict) -> dict | bytes:
+    """A write's response: Attributes when asked for and non-empty, ConsumedCapacity when asked for,
+    ItemCollectionMetrics when asked for on a table with an LSI (`key` holds the partition key)."""
     out: dict = {}
     if attributes:
         out["Attributes"] = attributes
     cc = charge.consumed(body, body["TableName"])
     if cc:
         out["ConsumedCapacity"] = cc
+    table = charge.entry.table
+    if body.get("ReturnItemCollectionMetrics") == "SIZE" and table.indexes \
+            and any(not index.is_global for index in table.indexes.values()):
+        hash_name = table.schema.hash_name
+        out["ItemCollectionMetrics"] = {"ItemCollectionKey": {hash_name: key[hash_name]},
+                                        "SizeEstimateRangeGB": [0.0, 1.0]}
     return out if out else b"{}"
 
 
@@ -155,7 +167,7 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
     part = table.partition_index(key)
     charge = ctx.capacity.charge(entry)
     charge.admit(1, part)
-    old = table.partitions[part].items.get(key)
+    old = table.partitions[part].get(key)
     old_item = orjson.loads(old[0]) if old is not None else None
     _check_condition(charge, part, prefix, compiled, body, old, old_item, old[1] if old else 0)
     update = compiled.update if compiled is not None else None
@@ -178,11 +190,11 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
         check_index_keys(table, new_item, update=update is not None)
         gsis = charge.plan_gsi(key, old, new_item, old_item)
         charge.admit_gsi(part, gsis)
-        table.apply(key, (dumps(new_item), size))
-        charge.writes(part, key, units, table.index_write_units, gsis)
+        done = table.apply(Mutation(key, (dumps(new_item), size), new_item, old_item))
+        charge.writes(part, key, units, done.owed, gsis)
     else:
         if new_item is not None:
-            table.apply(key, (dumps(new_item), size))
+            table.apply(Mutation(key, (dumps(new_item), size), new_item, old_item))
         charge.write(part, units, prefix)
     attributes = None
     if return_values == "ALL_OLD":
@@ -193,4 +205,4 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
         attributes = result.updated_old(old_item)
     elif return_values == "UPDATED_NEW" and result is not None and new_item is not None:
         attributes = result.updated_new(new_item)
-    return _answer(body, charge, attributes)
+    return _answer(body, charge, attributes, key_map)
