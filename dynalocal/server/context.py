@@ -66,6 +66,7 @@ class Context(_Record):
                  tokens: dict | None = None,  # ClientRequestToken -> (fingerprint, response, monotonic time)
                  journal: Any = None,  # server.durability.Durability when there is a data directory
                  capacity: Capacity | None = None,  # every table's capacity meters
+                 startup: list | None = None,  # async callables run once at server start, before serving
                  ) -> None:
         self.db = Database() if db is None else db
         self.settings = Settings() if settings is None else settings
@@ -74,6 +75,7 @@ class Context(_Record):
         self.expiry = {} if expiry is None else expiry
         self.tokens = {} if tokens is None else tokens
         self.journal = journal
+        self.startup = [] if startup is None else startup
 
     @property
     def clock(self) -> Callable[[], float]:
