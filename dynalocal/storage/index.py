@@ -19,7 +19,7 @@ import orjson
 from ..errors import ValidationException, invalid
 from .blob import dumps
 from .capacity import write_units
-from .keys import KeySchema, raw_bytes, sort_bytes
+from .keys import HASH_TOO_BIG, MAX_HASH_BYTES, MAX_RANGE_BYTES, RANGE_TOO_BIG, SHORT_HASH, SHORT_RANGE, KeySchema, raw_bytes, sort_bytes
 from .partition import Record
 from .table import ItemStore, Table
 from .values import item_size
@@ -89,7 +89,7 @@ class Index(ItemStore):
         h = hav.get(schema.hash_type)
         if h is None or h == "":
             return None
-        key = schema.partition_prefix(h)
+        r = None
         if schema.range_name is not None:
             rav = item.get(schema.range_name)
             if rav is None:
@@ -97,6 +97,10 @@ class Index(ItemStore):
             r = rav.get(schema.range_type)
             if r is None or r == "":
                 return None
+        if (len(h) > SHORT_HASH or (r is not None and len(r) > SHORT_RANGE)) and not schema.fits(h, r):
+            return None  # an oversized index key (stored before the index existed): not in the index
+        key = schema.partition_prefix(h)
+        if r is not None:
             key += escape(sort_bytes(schema.range_type, r)) + TERM  # type: ignore[arg-type]
         return key + table_key
 
@@ -213,11 +217,9 @@ def check_index_keys(table: Table, item: dict, update: bool = False) -> None:
                     "supported. The AttributeValue for a key attribute cannot contain an empty "
                     f"{'string' if kind == 'S' else 'binary'} value. IndexName: {index.name}, IndexKey: {name}")
             if kind != "N":
-                limit = 2048 if name == schema.hash_name else 1024
+                limit = MAX_HASH_BYTES if name == schema.hash_name else MAX_RANGE_BYTES
                 if len(raw_bytes(kind, value)) > limit:
-                    if name == schema.hash_name:
-                        raise invalid(f"Size of hashkey has exceeded the maximum size limit of{limit} bytes")
-                    raise invalid(f"Aggregated size of all range keys has exceeded the size limit of {limit} bytes")
+                    raise invalid(HASH_TOO_BIG if name == schema.hash_name else RANGE_TOO_BIG)
 
 
 __all__ = ["Index", "TERM", "TERM_NEXT", "escape", "maintain", "attach", "detach", "build_indexes",
