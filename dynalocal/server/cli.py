@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 
 from .context import Context, Settings
 
@@ -27,6 +28,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--snapshot-mb", type=float, default=64.0,
                         help="take a snapshot once the log has grown this many MiB (default 64)")
     parser.add_argument("--no-reset", action="store_true", help="disable POST /_dynalocal/reset")
+    parser.add_argument("--admin-token", default=os.environ.get("DYNALOCAL_ADMIN_TOKEN") or None,
+                        help="require this token for admin endpoints other than health and metrics (needed to use "
+                             "them on a non-loopback bind; default: env DYNALOCAL_ADMIN_TOKEN)")
     parser.add_argument("--request-timeout", type=float, default=30.0,
                         help="seconds a client has to send a whole request (default 30)")
     parser.add_argument("--keep-alive-timeout", type=int, default=5,
@@ -45,7 +49,8 @@ def main(argv: list[str] | None = None) -> None:
                                    burst_seconds=args.burst_seconds, ttl_interval=args.ttl_interval,
                                    allow_reset=not args.no_reset, data_dir=args.data_dir, sync=args.sync,
                                    sync_interval=args.sync_interval_ms / 1000,
-                                   snapshot_bytes=int(args.snapshot_mb * 1024 * 1024)))
+                                   snapshot_bytes=int(args.snapshot_mb * 1024 * 1024),
+                                   admin_token=args.admin_token))
     if args.data_dir is not None:
         from .durability import STARTUP_ERRORS, Durability
 
