@@ -38,7 +38,47 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def repair(argv: list[str]) -> int:
+    """`dynalocal repair --data-dir DIR`: salvage a write-ahead log that start-up refused as damaged."""
+    parser = argparse.ArgumentParser(prog="dynalocal repair", description=(
+        "Rewrite damaged write-ahead log segments with every intact record, keeping each original as "
+        "<segment>.damaged, and report what was dropped. Run it when start-up refuses a damaged log."))
+    parser.add_argument("--data-dir", required=True, help="the data directory to repair (no server may be using it)")
+    args = parser.parse_args(argv)
+    from pathlib import Path
+
+    from ..storage.repair import repair_directory
+    from .durability import DataDirectoryInUse, _lock
+
+    directory = Path(args.data_dir)
+    if not directory.is_dir():
+        print(f"dynalocal repair: {directory} is not a directory")
+        return 2
+    try:
+        lock = _lock(directory)
+    except DataDirectoryInUse as err:
+        print(f"dynalocal repair: {err}; stop it first")
+        return 2
+    try:
+        done = repair_directory(directory)
+    finally:
+        if lock is not None:
+            os.close(lock)
+    if not done:
+        print(f"dynalocal repair: the write-ahead log in {directory} has no damage; nothing changed")
+        return 0
+    for segment in done:
+        print(segment.describe())
+    print("Records of a table whose creation was in dropped bytes are skipped at start-up (it says how many).")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> None:
+    import sys
+
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["repair"]:
+        raise SystemExit(repair(argv[1:]))
     args = parse_args(argv)
     import uvicorn
 
