@@ -35,6 +35,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="seconds a client has to send a whole request (default 30)")
     parser.add_argument("--keep-alive-timeout", type=int, default=5,
                         help="seconds an idle keep-alive connection stays open (default 5)")
+    parser.add_argument("--init", action="append", default=[], metavar="FILE",
+                        help="at start, create the tables (and load the items) of a JSON seed file or a "
+                             "CloudFormation/SAM template; may be repeated")
     return parser.parse_args(argv)
 
 
@@ -98,6 +101,14 @@ def main(argv: list[str] | None = None) -> None:
             Durability.open(ctx)
         except STARTUP_ERRORS as err:
             raise SystemExit(f"dynalocal: cannot use --data-dir {args.data_dir}: {err}") from None
+    if args.init:
+        from ..seed.template import SeedError
+        from .seeding import seed_hook
+
+        try:
+            ctx.startup.append(seed_hook(ctx, args.init))
+        except SeedError as err:
+            raise SystemExit(f"dynalocal: cannot use --init {err}") from None
     server = uvicorn.Server(server_config(create_app(ctx), args.host, args.port, args.log_level,
                                          args.request_timeout, args.keep_alive_timeout))
     try:

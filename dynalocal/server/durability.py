@@ -26,7 +26,7 @@ import orjson
 
 from ..errors import InternalServerError
 from ..storage.database import Database, TableEntry
-from ..storage.partition import Record
+from ..storage.mutation import ROLLBACK, Mutation
 from ..storage.recovery import Recovery, RecoveryError, recover
 from ..storage.snapshot import Image, SnapshotError, snapshots, write
 from ..storage.table import Table
@@ -36,8 +36,8 @@ from ..storage.wal import DELETE, DROP, META, PUT, Entry, LogWriter, encode_grou
 from . import codec
 from .context import Context
 from .groupcommit import GroupCommit
-from .rollback import Undo, item_undo, table_undo, undo
 from .handlers.common import table_name
+from .rollback import Undo, item_undo, table_undo, undo
 
 try:
     import fcntl
@@ -77,7 +77,6 @@ class Durability:
         self._orphans: list[Entry] = []
         self._orphans_undo: list[Undo] = []
         self._pending: deque[tuple[int, list[Undo]]] = deque()  # (end position, undo) of groups not yet durable
-        self._undoing = False
         self._logged: dict[str, tuple[Table, bytes]] = {}  # table -> (its data, metadata as last logged)
         self._entries: dict[str, TableEntry] = {}  # table -> its entry when last logged
         self._control: dict[str, bool] = {}  # target -> whether it may change metadata
@@ -113,9 +112,9 @@ class Durability:
         if self.on_apply not in entry.table.listeners:
             entry.table.listeners.append(self.on_apply)
 
-    def on_apply(self, table: Table, key: bytes, old: Record | None, new: Record | None) -> None:
+    def on_apply(self, m: Mutation) -> None:
         """Table listener: record one mutation (and how to undo it) in the open group."""
-        if self._undoing:
+        if m.origin == ROLLBACK:
             return  # putting back what the log already says
         group = self._group
         if group is None:
@@ -124,8 +123,10 @@ class Durability:
                 self._schedule_orphans()
         else:
             changes = self._group_undo
-        group.append((PUT, table.name, key, new) if new is not None else (DELETE, table.name, key, None))
-        changes.append(item_undo(table, key, old))
+        table = m.table
+        new = m.new
+        group.append((PUT, table.name, m.key, new) if new is not None else (DELETE, table.name, m.key, None))  # type: ignore[union-attr]
+        changes.append(item_undo(table, m.key, m.old))  # type: ignore[arg-type]
 
     def _schedule_orphans(self) -> None:
         try:
@@ -189,13 +190,9 @@ class Durability:
         return status, body
 
     def _undo(self, changes: list[Undo]) -> None:
-        """Undo one group's changes in memory, without logging the undoing."""
-        self._undoing = True
-        try:
-            undo(self.ctx, changes)
-            self._forget(changes)
-        finally:
-            self._undoing = False
+        """Undo one group's changes in memory (as ROLLBACK mutations, which are not logged)."""
+        undo(self.ctx, changes)
+        self._forget(changes)
 
     def _undo_after(self, durable: int) -> None:
         """GroupCommit.on_failure: undo every logged group past `durable`, newest first."""

@@ -10,6 +10,7 @@ from __future__ import annotations
 from typing import Any
 
 from ..storage.database import TableEntry
+from ..storage.mutation import ROLLBACK, Mutation
 from ..storage.partition import Record
 from ..storage.table import Table
 from ..storage.tablemeta import rebuild_indexes, restore_meta
@@ -32,7 +33,7 @@ def undo(ctx: Context, changes: list[Undo]) -> None:
     """Undo changes, newest first (a later change may build on an earlier one)."""
     for kind, a, b, c in reversed(changes):
         if kind == "item":
-            a.apply(b, c)  # put the old record back (or delete the item the change created)
+            a.apply(Mutation(b, c, origin=ROLLBACK))  # the old record back (or the created item gone)
         else:
             _undo_table(ctx, a, b, c)
 

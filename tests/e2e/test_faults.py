@@ -14,6 +14,7 @@ import subprocess
 import sys
 from pathlib import Path
 
+import orjson
 import pytest
 from botocore.exceptions import ClientError
 
@@ -170,21 +171,12 @@ def test_a_full_disk_loses_no_acknowledged_write_and_shows_no_failed_one(tmp_pat
             stored = {i["pk"]["S"]: i["v"]["S"] for i in scan_all(client, "items")}
         else:
             table = disk.recovered.tables["items"].table
-            stored = {k: v for k, v in ((_pk(r), _v(r)) for p, key in table.scan_keys() for r in [p.items[key]])}
+            items = [orjson.loads(p.get(key)[0]) for p, key in table.scan_keys()]
+            stored = {i["pk"]["S"]: i["v"]["S"] for i in items}
         assert sorted(stored) == sorted(acked), "acknowledged writes lost, or failed ones back, after the restart"
         assert all(v == k[-1] * ITEM_BYTES for k, v in stored.items())
     finally:
         disk.close()
-
-
-def _pk(record) -> str:
-    import orjson
-    return orjson.loads(record[0])["pk"]["S"]
-
-
-def _v(record) -> str:
-    import orjson
-    return orjson.loads(record[0])["v"]["S"]
 
 
 def repair(data: Path) -> subprocess.CompletedProcess:
