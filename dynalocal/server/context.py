@@ -46,6 +46,7 @@ class Settings(_Record):
                  isolation: str = "shared",  # shared | region | account: which tables a request sees
                  cors_origins: tuple = ("http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"),
                  transient_delay: float = 0.0,  # seconds tables stay CREATING/UPDATING/DELETING
+                 admin_token: str | None = None,  # required by guarded admin routes when set (server.adminguard)
                  ) -> None:
         self.host = host
         self.port = port
@@ -64,6 +65,7 @@ class Settings(_Record):
         self.isolation = isolation
         self.cors_origins = cors_origins
         self.transient_delay = transient_delay
+        self.admin_token = admin_token
 
 
 class Context(_Record):
