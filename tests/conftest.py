@@ -16,8 +16,9 @@ from dynalocal.server.app import create_app
 from dynalocal.server.context import Context, Settings
 from dynalocal.server.serve import HttpServer
 
-# Raw-socket tests address the server as `Host: x`; on its loopback bind the Host check would refuse that name.
-TEST_HOSTS = ("x",)
+# Names tests address the server by (`Host: x` in raw-socket tests, a DynamoDB-like name in the health
+# check test): allowed as --allowed-hosts would, since the loopback bind's Host check refuses other names.
+TEST_HOSTS = ("x", "dynamodb.local")
 
 
 def free_port() -> int:
