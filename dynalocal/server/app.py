@@ -103,7 +103,18 @@ class DynamoApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+<<<<<<< HEAD
                 self.startup()
+=======
+                try:
+                    for hook in self.ctx.startup:  # e.g. --init seed data, before the first request
+                        await hook()
+                except Exception as err:
+                    log.error("dynalocal could not start: %s", err)
+                    await send({"type": "lifespan.startup.failed", "message": str(err)})
+                    return
+                task = asyncio.get_running_loop().create_task(self._sweep_forever())
+>>>>>>> main
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.shutdown()

@@ -31,10 +31,16 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="seconds a client has to send a whole request (default 30)")
     parser.add_argument("--keep-alive-timeout", type=float, default=5.0,
                         help="seconds an idle keep-alive connection stays open (default 5)")
+<<<<<<< HEAD
     parser.add_argument("--allowed-hosts", default="", metavar="NAMES",
                         help="comma-separated Host names served besides localhost and IP addresses when bound to "
                              "loopback (e.g. a compose service name; '*' allows any); a non-loopback --host "
                              "serves any Host")
+=======
+    parser.add_argument("--init", action="append", default=[], metavar="FILE",
+                        help="at start, create the tables (and load the items) of a JSON seed file or a "
+                             "CloudFormation/SAM template; may be repeated")
+>>>>>>> main
     return parser.parse_args(argv)
 
 
@@ -56,8 +62,21 @@ def main(argv: list[str] | None = None) -> None:
             Durability.open(ctx)
         except STARTUP_ERRORS as err:
             raise SystemExit(f"dynalocal: cannot use --data-dir {args.data_dir}: {err}") from None
+<<<<<<< HEAD
     server = HttpServer(create_app(ctx), args.host, args.port, request_timeout=args.request_timeout,
                         keep_alive_timeout=args.keep_alive_timeout, allowed_hosts=allowed_hosts(args.allowed_hosts))
+=======
+    if args.init:
+        from ..seed.template import SeedError
+        from .seeding import seed_hook
+
+        try:
+            ctx.startup.append(seed_hook(ctx, args.init))
+        except SeedError as err:
+            raise SystemExit(f"dynalocal: cannot use --init {err}") from None
+    server = uvicorn.Server(server_config(create_app(ctx), args.host, args.port, args.log_level,
+                                         args.request_timeout, args.keep_alive_timeout))
+>>>>>>> main
     try:
         server.run()
     except OSError as err:  # e.g. the port is taken

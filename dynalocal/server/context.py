@@ -59,6 +59,7 @@ class Context(_Record):
                  expiry: dict | None = None,  # table name -> storage.ttl.ExpiryIndex
                  tokens: dict | None = None,  # ClientRequestToken -> (fingerprint, response, monotonic time)
                  journal: Any = None,  # server.durability.Durability when there is a data directory
+                 startup: list | None = None,  # async callables run once at server start, before serving
                  ) -> None:
         self.db = Database() if db is None else db
         self.settings = Settings() if settings is None else settings
@@ -67,3 +68,4 @@ class Context(_Record):
         self.expiry = {} if expiry is None else expiry
         self.tokens = {} if tokens is None else tokens
         self.journal = journal
+        self.startup = [] if startup is None else startup
