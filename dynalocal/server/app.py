@@ -103,26 +103,28 @@ class DynamoApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
-<<<<<<< HEAD
-                self.startup()
-=======
                 try:
-                    for hook in self.ctx.startup:  # e.g. --init seed data, before the first request
-                        await hook()
+                    await self.startup()
                 except Exception as err:
-                    log.error("dynalocal could not start: %s", err)
                     await send({"type": "lifespan.startup.failed", "message": str(err)})
                     return
-                task = asyncio.get_running_loop().create_task(self._sweep_forever())
->>>>>>> main
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
                 await self.shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
 
-    def startup(self) -> None:
-        """Start the background work of a running server: the TTL sweeper."""
+    async def startup(self) -> None:
+        """Before the first request: run the start-up hooks (e.g. --init seed data), start the TTL sweeper.
+
+        A failing hook is logged and raised: the server must not start half-seeded.
+        """
+        try:
+            for hook in self.ctx.startup:
+                await hook()
+        except Exception as err:
+            log.error("dynalocal could not start: %s", err)
+            raise
         if self._sweeper is None:
             self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
 

@@ -31,23 +31,20 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="seconds a client has to send a whole request (default 30)")
     parser.add_argument("--keep-alive-timeout", type=float, default=5.0,
                         help="seconds an idle keep-alive connection stays open (default 5)")
-<<<<<<< HEAD
     parser.add_argument("--allowed-hosts", default="", metavar="NAMES",
                         help="comma-separated Host names served besides localhost and IP addresses when bound to "
                              "loopback (e.g. a compose service name; '*' allows any); a non-loopback --host "
                              "serves any Host")
-=======
     parser.add_argument("--init", action="append", default=[], metavar="FILE",
                         help="at start, create the tables (and load the items) of a JSON seed file or a "
                              "CloudFormation/SAM template; may be repeated")
->>>>>>> main
     return parser.parse_args(argv)
 
 
 def main(argv: list[str] | None = None) -> None:
     args = parse_args(argv)
     from .app import create_app
-    from .serve import HttpServer
+    from .serve import HttpServer, StartupFailed
 
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     ctx = Context(settings=Settings(host=args.host, port=args.port, throttling=args.throttling,
@@ -62,10 +59,6 @@ def main(argv: list[str] | None = None) -> None:
             Durability.open(ctx)
         except STARTUP_ERRORS as err:
             raise SystemExit(f"dynalocal: cannot use --data-dir {args.data_dir}: {err}") from None
-<<<<<<< HEAD
-    server = HttpServer(create_app(ctx), args.host, args.port, request_timeout=args.request_timeout,
-                        keep_alive_timeout=args.keep_alive_timeout, allowed_hosts=allowed_hosts(args.allowed_hosts))
-=======
     if args.init:
         from ..seed.template import SeedError
         from .seeding import seed_hook
@@ -74,13 +67,14 @@ def main(argv: list[str] | None = None) -> None:
             ctx.startup.append(seed_hook(ctx, args.init))
         except SeedError as err:
             raise SystemExit(f"dynalocal: cannot use --init {err}") from None
-    server = uvicorn.Server(server_config(create_app(ctx), args.host, args.port, args.log_level,
-                                         args.request_timeout, args.keep_alive_timeout))
->>>>>>> main
+    server = HttpServer(create_app(ctx), args.host, args.port, request_timeout=args.request_timeout,
+                        keep_alive_timeout=args.keep_alive_timeout, allowed_hosts=allowed_hosts(args.allowed_hosts))
     try:
         server.run()
     except OSError as err:  # e.g. the port is taken
         logging.getLogger("dynalocal").error("cannot listen on %s:%d: %s", args.host, args.port, err)
+        raise SystemExit(3) from None
+    except StartupFailed:  # a start-up hook failed (logged): exit as uvicorn did when its lifespan failed
         raise SystemExit(3) from None
 
 

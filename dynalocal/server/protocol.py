@@ -41,17 +41,13 @@ from .timeouts import timeout_response
 
 log = logging.getLogger("dynalocal.http")
 
-MAX_HEAD = 64 * 1024  # request line and headers; DynamoDB allows about 16 KB of each
+MAX_HEAD = 64 * 1024  # request line and headers (checked per read, so up to one read more); DynamoDB allows ~16 KB
 MAX_PENDING = 256  # answers waiting for fsync on one connection before it stops reading
 HIGH_WATER = 256 * 1024  # bytes of unsent answers before the connection stops taking requests
 LINGER = 2.0  # seconds a closing connection keeps reading (and dropping) what the client still sends
 _413 = (413, b"", b"text/plain")
 _BAD = codec.error_body(SerializationException())
 _INTERNAL = codec.error_body(InternalServerError("Internal server error"))
-
-
-class HeadTooLarge(Exception):
-    """The request line and headers exceed MAX_HEAD."""
 
 
 class HttpProtocol(asyncio.Protocol):
@@ -74,7 +70,8 @@ class HttpProtocol(asyncio.Protocol):
         self._req: Request | None = None
         self._url = b""
         self._headers: list[tuple[bytes, bytes]] = []
-        self._head_size = 0
+        self._in_head = False  # between a request's first byte and the end of its headers
+        self._head_bytes = 0  # bytes received for the current head after the chunk it began in
         self._chunks: list[bytes] = []
         self._size = 0
         self._discard = False  # the body is read and dropped (413 sent, or the request is refused)
@@ -120,17 +117,23 @@ class HttpProtocol(asyncio.Protocol):
     def data_received(self, data: bytes) -> None:
         if self._done:
             return
+        in_head = self._in_head
         try:
             self.parser.feed_data(data)
         except httptools.HttpParserUpgrade:  # answered as a plain request (no protocol switch); then closed
             self._done = True
-        except httptools.HttpParserError as err:
+        except httptools.HttpParserError:
             self._done = True
-            if isinstance(err.__context__, HeadTooLarge):
-                self._push((frame(431, b"", b"text/plain", b"", self.defaults.block, False), True))
-            else:
-                self._push((frame(400, _BAD, codec.JSON_TYPE, b"", self.defaults.block, False), True))
+            self._push((frame(400, _BAD, codec.JSON_TYPE, b"", self.defaults.block, False), True))
             return
+        if in_head and self._in_head:  # a head spread over reads: counted here, not per header (hot path)
+            self._head_bytes += len(data)
+            if self._head_bytes > MAX_HEAD:
+                self._done = True
+                self._req = None
+                self._since = None
+                self._push((frame(431, b"", b"text/plain", b"", self.defaults.block, False), True))
+                return
         if (self._queue or self._write_paused) and not self._read_paused and not self._closed:
             self._read_paused = True  # back-pressure: no new requests until the answers move
             self.transport.pause_reading()
@@ -158,7 +161,8 @@ class HttpProtocol(asyncio.Protocol):
     def on_message_begin(self) -> None:
         self._url = b""
         self._headers = []
-        self._head_size = 0
+        self._in_head = True
+        self._head_bytes = 0
         self._idle_since = None
         if self._since is None:
             self._since = now = self.loop.time()
@@ -167,17 +171,12 @@ class HttpProtocol(asyncio.Protocol):
 
     def on_url(self, url: bytes) -> None:
         self._url += url
-        self._head_size += len(url)
-        if self._head_size > MAX_HEAD:
-            raise HeadTooLarge()
 
     def on_header(self, name: bytes, value: bytes) -> None:
         self._headers.append((name.lower(), value))
-        self._head_size += len(name) + len(value)
-        if self._head_size > MAX_HEAD:
-            raise HeadTooLarge()
 
     def on_headers_complete(self) -> None:
+        self._in_head = False
         parser = self.parser
         version = parser.get_http_version()
         self._req = req = Request(parser.get_method(), self._url, self._headers, version,
@@ -256,7 +255,12 @@ class HttpProtocol(asyncio.Protocol):
             ctx = req.ctx or app.ctx
             journal = ctx.journal
             if journal is None:
-                self._emit(*self._reply(req, *app.respond(req.target, req.content_type, req.body, ctx)))
+                status, body, content_type = app.respond(req.target, req.content_type, req.body, ctx)
+                if self.after or self._slots or not req.keep_alive or req.method != b"POST" or self.server.stopping:
+                    self._emit(*self._reply(req, status, body, content_type))
+                else:  # the common case, inlined: keep-alive, nothing waiting before it, no plug-in
+                    self.transport.write(b"".join((STATUS.get(status) or status_line(status), self.defaults.block,
+                                                   codec.header_block(body, content_type), END_KEEP, body)))
                 return
             journal.begin()
             status, body, content_type = app.respond(req.target, req.content_type, req.body, ctx)

@@ -22,6 +22,10 @@ from .protocol import HttpProtocol
 log = logging.getLogger("dynalocal")
 
 
+class StartupFailed(Exception):
+    """A start-up hook (Context.startup, e.g. --init seed data) failed; the server did not start."""
+
+
 def new_event_loop() -> asyncio.AbstractEventLoop:
     try:
         import uvloop
@@ -71,16 +75,23 @@ class HttpServer:
         self._all_closed = asyncio.Event()
         self._all_closed.set()
         try:
+            await self.app.startup()  # seed data and the TTL sweeper, before the first request
+        except Exception as err:
+            self.error = err
+            self.started.set()
+            await self.app.shutdown()
+            raise StartupFailed(str(err)) from err
+        try:
             listener = await loop.create_server(lambda: HttpProtocol(self), self.host, self.port, backlog=2048)
         except BaseException as err:
             self.error = err
             self.started.set()
+            await self.app.shutdown()
             raise
         sockets = listener.sockets or ()
         if sockets and self.port == 0:
             self.port = sockets[0].getsockname()[1]
         self._ticker = loop.call_later(1.0, self._tick)
-        self.app.startup()
         if signals:
             for sig in (signal.SIGTERM, signal.SIGINT):
                 loop.add_signal_handler(sig, self._signalled, sig)

@@ -243,11 +243,14 @@ def test_body_over_16_mib_is_refused_while_it_streams_and_the_connection_stays_u
 
 
 def test_oversized_head_and_malformed_requests_get_an_error_and_a_close(server):
-    for raw, status in [(b"POST / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 70_000 + b"\r\n\r\n", b"431"),
+    for raw, status in [(b"POST / HTTP/1.1\r\nHost: x\r\nX-Big: " + b"a" * 1_000_000 + b"\r\n\r\n", b"431"),
                         (b"BREW /pot HTCPCP/1.0\r\n\r\n", b"400"),
                         (b"POST / HTTP/1.1\r\nHost: x\r\nContent-Length: 5\r\nContent-Length: 7\r\n\r\n", b"400")]:
         with connect(server) as sock:
-            sock.sendall(raw)
+            try:
+                sock.sendall(raw)
+            except OSError:
+                pass  # the server may answer and stop reading before the whole head is sent
             answers = read_responses(sock, None)
         assert [a[0].split(b" ")[1] for a in answers] == [status]
 
