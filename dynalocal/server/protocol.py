@@ -245,8 +245,15 @@ class HttpProtocol(asyncio.Protocol):
     # -- running requests ----------------------------------------------------------------------
 
     def _run(self, req: Request) -> None:
-        for hook in self.before:
-            answer = hook(req)
+        if self.before:
+            try:
+                for hook in self.before:
+                    answer = hook(req)
+                    if answer is not None:
+                        break
+            except Exception:  # a plug-in's bug: answer like DynamoDB's 500, keep serving
+                log.exception("request plug-in failed")
+                answer = Answer(500, _INTERNAL)
             if answer is not None:
                 self._emit(*self._reply(req, *answer))
                 return
@@ -300,8 +307,12 @@ class HttpProtocol(asyncio.Protocol):
         """The framed answer to `req`, and whether the connection closes after it."""
         if self.after:
             answer = Answer(status, body, content_type, extra)
-            for hook in self.after:
-                answer = hook(req, answer)
+            try:
+                for hook in self.after:
+                    answer = hook(req, answer)
+            except Exception:  # a plug-in's bug: answer like DynamoDB's 500, keep serving
+                log.exception("response plug-in failed")
+                answer = Answer(500, _INTERNAL)
             status, body, content_type, extra = answer
         keep = req.keep_alive and not self.server.stopping
         if req.method == b"HEAD":

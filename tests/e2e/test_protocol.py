@@ -299,3 +299,33 @@ def test_a_non_loopback_bind_serves_any_host():
     finally:
         http.stop()
         thread.join(10)
+
+
+# -- plug-in points (exchange.Hooks) --------------------------------------------------------
+
+def test_plug_ins_can_answer_rewrite_requests_and_decorate_answers():
+    from dynalocal.server.exchange import Answer
+
+    def before(req):
+        if req.header(b"x-refuse"):
+            return Answer(400, b'{"__type":"com.amazon.coral.service#MissingAuthenticationTokenException"}')
+        if req.header(b"content-encoding") == b"reversed":
+            req.body = req.body[::-1]
+        if req.header(b"x-boom"):
+            raise RuntimeError("a plug-in bug")
+        return None
+
+    def after(req, answer):
+        return answer._replace(headers=answer.headers + b"access-control-allow-origin: *\r\n")
+
+    with LiveServer() as live:
+        live.server.hooks.before.append(before)
+        live.server.hooks.after.append(after)
+        with connect(live) as sock:
+            sock.sendall(request(extra="X-Refuse: 1\r\n") + request(LIST[::-1], extra="Content-Encoding: reversed\r\n")
+                         + request(extra="X-Boom: 1\r\n") + request())
+            answers = read_responses(sock, 4)
+    assert [a[0].split(b" ")[1] for a in answers] == [b"400", b"200", b"500", b"200"]
+    assert b"MissingAuthenticationToken" in answers[0][2] and b"TableNames" in answers[1][2]
+    assert b"InternalServerError" in answers[2][2]
+    assert all(a[1][b"access-control-allow-origin"] == b"*" for a in answers)
