@@ -82,6 +82,7 @@ class Durability:
         self._control: dict[str, bool] = {}  # target -> whether it may change metadata
         self._snapshot_lock = asyncio.Lock()
         self._snapshot_task: asyncio.Task | None = None
+        self._snapshot_retry = 0  # after a failed snapshot: the log size at which to try again
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock_fd: int | None = None
         for name, entry in self.db.tables.items():
@@ -285,8 +286,8 @@ class Durability:
         if position > self.commits.durable:
             pending.append((position, changes))
         self.log_bytes += position - before
-        if self.log_bytes >= max(self.snapshot_min_bytes, self.snapshot_bytes // 4) and self._snapshot_task is None \
-                and self._loop is not None:
+        if self.log_bytes >= max(self.snapshot_min_bytes, self.snapshot_bytes // 4, self._snapshot_retry) \
+                and self._snapshot_task is None and self._loop is not None:
             self._snapshot_task = self._loop.create_task(self._background_snapshot())
         return position
 
@@ -295,8 +296,10 @@ class Durability:
     async def _background_snapshot(self) -> None:
         try:
             await self.snapshot()
-        except Exception:  # the log still holds everything; try again at the next threshold
+            self._snapshot_retry = 0
+        except Exception:  # the log still holds everything; try again once as much log again is written
             log.exception("snapshot failed")
+            self._snapshot_retry = self.log_bytes + max(self.snapshot_min_bytes, self.snapshot_bytes // 4)
         finally:
             self._snapshot_task = None
 
@@ -335,9 +338,15 @@ class Durability:
                 await self._snapshot_task
             self._flush_orphans()
             if self.log_bytes > 0:
-                await self.snapshot()
+                try:
+                    await self.snapshot()
+                except OSError:  # e.g. a full disk: the log still holds everything, start-up replays it
+                    log.exception("final snapshot failed; the write-ahead log keeps every write")
         finally:
-            self.commits.close()
+            try:
+                self.commits.close()
+            except OSError:
+                log.exception("closing the write-ahead log failed")
             if self._lock_fd is not None:
                 os.close(self._lock_fd)  # releases the directory lock
                 self._lock_fd = None
