@@ -30,6 +30,7 @@ from urllib.parse import quote, unquote
 
 from ..errors import (IncompleteSignatureException, InvalidSignatureException, MissingAuthenticationTokenException,
                       UnrecognizedClientException)
+from ..storage.database import SCOPE_SEPARATOR
 
 DEFAULT_ACCOUNT = "000000000000"
 DEFAULT_REGION = "us-east-1"
@@ -42,21 +43,29 @@ BAD_SIGNATURE = ("The request signature we calculated does not match the signatu
 _ACCOUNT = re.compile(r"\d{12}")
 
 
+def scope_of(isolation: str, region: str, account: str) -> str:
+    """The catalog key prefix of a caller's tables (storage.database): per region, per account
+    and region, or none (shared)."""
+    if isolation == "region":
+        return region + SCOPE_SEPARATOR
+    if isolation == "account":
+        return account + SCOPE_SEPARATOR + region + SCOPE_SEPARATOR
+    return ""
+
+
 class Principal:
-    """The caller of one request: access key, region and account."""
+    """The caller of one request: access key, region, account, and its tables' scope."""
 
-    __slots__ = ("access_key", "region", "account")
+    __slots__ = ("access_key", "region", "account", "scope")
 
-    def __init__(self, access_key: str, region: str, account: str) -> None:
+    def __init__(self, access_key: str, region: str, account: str, isolation: str = "shared") -> None:
         self.access_key = access_key
         self.region = region
         self.account = account
+        self.scope = scope_of(isolation, region, account)
 
     def __repr__(self) -> str:
-        return f"Principal({self.access_key!r}, {self.region!r}, {self.account!r})"
-
-
-ANONYMOUS = Principal("", DEFAULT_REGION, DEFAULT_ACCOUNT)
+        return f"Principal({self.access_key!r}, {self.region!r}, {self.account!r}, scope={self.scope!r})"
 
 
 # --- credentials ----------------------------------------------------------------------------------
@@ -199,11 +208,14 @@ class Authenticator:
     """Checks one request's signature per `--auth` and says who sent it."""
 
     def __init__(self, mode: str = "relaxed", credentials: Mapping[str, tuple[str, str | None]] | None = None,
-                 clock=time.time) -> None:
+                 isolation: str = "shared", clock=time.time) -> None:
         self.mode = mode
         self.credentials = dict(credentials or {})
+        self.isolation = isolation
         self.clock = clock
+        self.anonymous = Principal("", DEFAULT_REGION, DEFAULT_ACCOUNT, isolation)
         self._principals: dict[tuple[str, str], Principal] = {}  # (key, region) -> Principal, bounded
+        self._scopes: dict[str, Principal] = {}  # relaxed mode: Credential=... text -> Principal, bounded
 
     def principal(self, access_key: str, region: str) -> Principal:
         """The (cached) Principal of an access key signing for a region."""
@@ -213,7 +225,7 @@ class Authenticator:
             account = known[1] if known is not None and known[1] else account_from_key(access_key)
             if len(self._principals) >= 4096:
                 self._principals.clear()
-            found = self._principals[(access_key, region)] = Principal(access_key, region, account)
+            found = self._principals[(access_key, region)] = Principal(access_key, region, account, self.isolation)
         return found
 
     def authenticate(self, method: str, path: str, query: str, headers: Mapping[str, str],
@@ -222,14 +234,37 @@ class Authenticator:
         header = headers.get("authorization")
         if header is None or not header.startswith("AWS4-"):
             if self.mode == "none":
-                return ANONYMOUS
+                return self.anonymous
             if header is None and self.mode == "relaxed" and "X-Amz-Credential=" in query:
                 return self._presigned(query)
             raise MissingAuthenticationTokenException(MISSING_TOKEN)
+        if self.mode == "relaxed":
+            found = self._relaxed(header)
+            if found is not None:
+                return found
         signed = parse_authorization(header)
         if self.mode == "verify":
             self._verify(signed, method, path, query, headers, body)
         return self.principal(signed.access_key, signed.region)
+
+    def _relaxed(self, header: str) -> Principal | None:
+        """The fast path of relaxed mode: a well-formed header's Principal from its credential scope
+        (None: let the full parse name what is wrong)."""
+        start = header.find("Credential=")
+        if start < 0 or not header.startswith(ALGORITHM + " ") or "SignedHeaders=" not in header \
+                or "Signature=" not in header:
+            return None
+        end = header.find(",", start)
+        credential = header[start + 11:end if end > 0 else len(header)].strip()
+        found = self._scopes.get(credential)
+        if found is None:
+            scope = credential.split("/")
+            if len(scope) != 5 or scope[4] != "aws4_request" or not all(scope):
+                return None
+            if len(self._scopes) >= 4096:
+                self._scopes.clear()
+            found = self._scopes[credential] = self.principal(scope[0], scope[2])
+        return found
 
     def _presigned(self, query: str) -> Principal:
         for part in query.split("&"):

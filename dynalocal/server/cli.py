@@ -130,6 +130,7 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(repair(argv[1:]))
     args = parse_args(argv)
     from .app import create_app
+    from .plugins import install as install_plugins
     from .serve import HttpServer, StartupFailed
 
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -158,6 +159,7 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(f"dynalocal: cannot use --init {err}") from None
     server = HttpServer(create_app(ctx), args.host, args.port, request_timeout=args.request_timeout,
                         keep_alive_timeout=args.keep_alive_timeout, allowed_hosts=allowed_hosts(args.allowed_hosts))
+    install_plugins(server)  # CORS, authentication and isolation, compression
     try:
         server.run()
     except OSError as err:  # e.g. the port is taken
