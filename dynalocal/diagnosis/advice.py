@@ -3,7 +3,7 @@
 adaptive capacity)."""
 from __future__ import annotations
 
-from .figures import ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, READ, MeterFigures
+from .figures import ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, READ, TABLE_QUOTA, MeterFigures
 
 # Verdict kinds (engine re-exports them).
 HOT_KEY, HOT_GSI_KEY, UNDER_PROVISIONED = "hot key", "hot GSI key", "table under-provisioned"
@@ -34,6 +34,9 @@ def advice_for(kind: str, f: MeterFigures, key: str | None, needed: float | None
         if f.limit_kind == ON_DEMAND_MAXIMUM:
             cap = "MaxReadRequestUnits" if f.direction == READ else "MaxWriteRequestUnits"
             return [f"Raise OnDemandThroughput {cap}{target} (or -1 for no maximum) with UpdateTable."]
+        if f.limit_kind == TABLE_QUOTA:
+            return ["The table is at its per-table throughput quota (DescribeLimits): ask AWS Support for a "
+                    "quota increase, or split the traffic over more tables."]
         if f.limit_kind == ON_DEMAND_SCALING:
             return ["On-demand tables scale up to double their previous peak at once; for a known launch, set "
                     "WarmThroughput ahead of it, or ramp traffic up over minutes, and retry throttled requests "

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 
 from .advice import HOT_GSI_KEY, HOT_KEY, UNDER_PROVISIONED, advice_for
 from .figures import (GSI_BACK_PRESSURE, ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, PARTITION_CEILING, PARTITION_SHARE,
-                      TABLE_RATE, MeterFigures, PartitionFigures)
+                      TABLE_QUOTA, TABLE_RATE, MeterFigures, PartitionFigures)
 
 FINE = "fine"
 TOP_KEYS = 5
@@ -137,10 +137,11 @@ def diagnose_meter(f: MeterFigures) -> MeterReport:
     window = max(f.window, 1e-9)
     parts = [_partition(p, total, window) for p in f.partitions]
     keys = sorted((k for p in parts for k in p.top_keys), key=lambda k: -k.units)[:TOP_KEYS]
-    throttles: dict[str, int] = {}
-    for p in f.partitions:
-        for cause, n in p.throttles.items():
-            throttles[cause] = throttles.get(cause, 0) + n
+    throttles: dict[str, int] = dict(f.throttles) if f.throttles is not None else {}
+    if f.throttles is None:
+        for p in f.partitions:
+            for cause, n in p.throttles.items():
+                throttles[cause] = throttles.get(cause, 0) + n
     rate = sum(p.rate for p in parts)
     seconds = max((len(p.series) for p in f.partitions), default=0)
     peak = max((sum(p.series[i][0] for p in f.partitions if i < len(p.series)) for i in range(seconds)), default=0.0)
@@ -183,7 +184,7 @@ def _verdict(f: MeterFigures, m: MeterReport) -> Verdict:
     hot = _hot_partition(f, m)
     if hot is not None:
         return _hot_verdict(f, m, hot)
-    table_causes = (TABLE_RATE, ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, PARTITION_SHARE)
+    table_causes = (TABLE_RATE, ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, TABLE_QUOTA, PARTITION_SHARE)
     over = any(m.throttles.get(c) for c in table_causes) or (m.projection is not None
                                                               and m.projection.scope == "table")
     if over and f.limit is not None:
@@ -257,7 +258,7 @@ def _under_provisioned(f: MeterFigures, m: MeterReport) -> Verdict:
 
 
 def _limit_name(f: MeterFigures) -> str:
-    return {TABLE_RATE: "provisioned", ON_DEMAND_MAXIMUM: "on-demand maximum",
+    return {TABLE_RATE: "provisioned", ON_DEMAND_MAXIMUM: "on-demand maximum", TABLE_QUOTA: "table quota",
             ON_DEMAND_SCALING: "on-demand capacity scaled so far"}.get(f.limit_kind, "limit")
 
 

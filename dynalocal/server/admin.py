@@ -11,6 +11,7 @@ from ..storage.database import TableEntry
 from ..storage.table import ItemStore
 from ..storage.throttle import TableMeter
 from .context import Context
+from .diagnosis_routes import diagnosis_routes
 from .durability import reset_database
 from .throttling import index_meter, table_meter
 
@@ -83,7 +84,7 @@ def admin_routes(ctx: Context) -> list[Route]:
     return [Route("/_dynalocal/reset", reset, methods=["POST"]),
             Route("/_dynalocal/health", health),
             Route("/_dynalocal/tables/{table}/partitions", partitions),
-            Route("/_dynalocal/metrics", metrics)]
+            Route("/_dynalocal/metrics", metrics)] + diagnosis_routes(ctx)
 
 
 _METRICS = (

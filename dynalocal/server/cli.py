@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 
 from .context import Context, Settings
 
@@ -38,6 +39,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["report"]:  # a subcommand of its own: dynalocal report [--endpoint URL] [--table T] [--json]
+        from .report_cli import main as report
+
+        raise SystemExit(report(argv[1:]))
     args = parse_args(argv)
     import uvicorn
 
