@@ -28,6 +28,7 @@ from dynalocal.server.app import dispatch
 from dynalocal.server.context import Context, Settings
 from dynalocal.server.handlers import HANDLERS
 from dynalocal.storage.blob import dumps
+from dynalocal.storage.mutation import Mutation
 from dynalocal.storage.values import item_size
 
 PREFIX = "DynamoDB_20120810."
@@ -57,7 +58,7 @@ def _create(ctx: Context, name: str, keys: list[tuple[str, str, str]]) -> None:
 def _load(ctx: Context, name: str, items) -> None:
     table = ctx.db.tables[name].table
     for item in items:
-        table.apply(table.schema.encode_item(item), (dumps(item), item_size(item)))
+        table.apply(Mutation(table.schema.encode_item(item), (dumps(item), item_size(item)), item))
 
 
 def build(mode: str) -> Context:

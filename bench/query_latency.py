@@ -22,6 +22,7 @@ import orjson
 from dynalocal.server.app import dispatch
 from dynalocal.server.context import Context, Settings
 from dynalocal.storage.blob import dumps
+from dynalocal.storage.mutation import Mutation
 from dynalocal.storage.values import item_size
 
 PREFIX = "DynamoDB_20120810."
@@ -58,7 +59,7 @@ def build(ctx: Context, name: str, size: int, seed: int, shuffle: bool = True, v
         if via_put:
             dispatch(ctx, put, orjson.dumps({"TableName": name, "Item": item}))
         else:
-            table.apply(table.schema.encode_item(item), (dumps(item), item_size(item)))
+            table.apply(Mutation(table.schema.encode_item(item), (dumps(item), item_size(item)), item))
 
 
 def measure(ctx: Context, name: str, size: int, queries: int, seed: int) -> list[float]:

@@ -29,6 +29,7 @@ from pathlib import Path
 from dynalocal.server.context import Context
 from dynalocal.server.handlers.tables import create_table
 from dynalocal.storage.blob import dumps
+from dynalocal.storage.mutation import Mutation
 from dynalocal.storage.snapshot import Image, write
 from dynalocal.storage.tablemeta import encode_meta
 from dynalocal.storage.values import validate_item
@@ -59,7 +60,7 @@ def build(directory: Path, items: int, tail: int, item_bytes: int, snapshot: boo
     table = entry.table
     in_snapshot = items - tail if snapshot else 0
     for item, size in records(in_snapshot, item_bytes):
-        table.apply(table.schema.check_item(item), (dumps(item), size))
+        table.apply(Mutation(table.schema.check_item(item), (dumps(item), size), item))
     generation = 0
     if snapshot:
         image = Image()

@@ -24,7 +24,7 @@ import orjson
 
 from ..errors import InternalServerError
 from ..storage.database import Database, TableEntry
-from ..storage.partition import Record
+from ..storage.mutation import Mutation
 from ..storage.recovery import Recovery, RecoveryError, recover
 from ..storage.snapshot import Image, SnapshotError, snapshots, write
 from ..storage.table import Table
@@ -102,14 +102,16 @@ class Durability:
         if self.on_apply not in entry.table.listeners:
             entry.table.listeners.append(self.on_apply)
 
-    def on_apply(self, table: Table, key: bytes, old: Record | None, new: Record | None) -> None:
+    def on_apply(self, m: Mutation) -> None:
         """Table listener: record one mutation in the open group."""
         group = self._group
         if group is None:
             group = self._orphans
             if not group:
                 self._schedule_orphans()
-        group.append((PUT, table.name, key, new) if new is not None else (DELETE, table.name, key, None))
+        name = m.table.name  # type: ignore[union-attr]
+        new = m.new
+        group.append((PUT, name, m.key, new) if new is not None else (DELETE, name, m.key, None))
 
     def _schedule_orphans(self) -> None:
         try:

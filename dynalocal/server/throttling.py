@@ -222,7 +222,7 @@ def gsi_writes(ctx: Context, entry: TableEntry, key: bytes, old: Record | None, 
         old_part, old_units = -1, 0.0
         if old_key is not None and old_key != new_key:
             old_part = index.partition_index(old_key)
-            record = index.partitions[old_part].items.get(old_key)
+            record = index.partitions[old_part].get(old_key)
             old_units = write_units(record[1]) if record is not None else 0.0
         else:
             old_key = None

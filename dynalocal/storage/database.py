@@ -38,6 +38,8 @@ class TableEntry:
     extra: dict[str, Any] = field(default_factory=dict)  # other description members, echoed
     ttl_attribute: str | None = None  # TimeToLive attribute name while TTL is enabled
     point_in_time_recovery: bool = False
+    # when the table last became PAY_PER_REQUEST (None: created so, or never); BillingModeSummary shows it
+    pay_per_request_since: float | None = None
     contributor_insights: dict[str | None, str] = field(default_factory=dict)  # index (None = table) -> status
     meter: Any = None  # the table's capacity meter (storage.throttle.TableMeter), built on first use
     meter_config: tuple = ()

@@ -8,17 +8,14 @@ from __future__ import annotations
 
 from bisect import bisect_left
 from dataclasses import dataclass
-from itertools import accumulate, islice
+from itertools import accumulate
 from operator import itemgetter
-from typing import Iterator
-
 from .index import TERM, TERM_NEXT, escape
 from .keys import TOKEN_SPACE, prefix_successor
 from .partition import Record
 from .table import ItemStore
 
 MAX_PAGE_BYTES = 1024 * 1024
-CHUNK = 256  # keys fetched per C-level step while paging
 
 
 @dataclass(slots=True)
@@ -118,27 +115,11 @@ def read_range(store: ItemStore, bounds: Bounds, reverse: bool, limit: int | Non
     """Read one partition's keys within `bounds` (all must share one token) in order."""
     anchor = bounds.lo if bounds.lo is not None else bounds.hi
     part = store.partition_of(anchor) if anchor is not None else store.partitions[0]
-    items = part.items
-    # Positions [i, j) of the range in the partition's sorted keys: what irange would read.
-    lo, hi = bounds.lo, bounds.hi
-    i = 0 if lo is None else items.bisect_left(lo) if bounds.lo_inclusive else items.bisect_right(lo)
-    j = len(items) if hi is None else items.bisect_right(hi) if bounds.hi_inclusive else items.bisect_left(hi)
-    if limit is not None and j - i > limit:
-        if reverse:
-            i = j - limit
-        else:
-            j = i + limit
     page = Page([], [], None, 0)
-    view, get = items.keys(), items.__getitem__
-    while i < j:  # chunk by chunk: the 1 MB cap may stop the page long before j
-        if reverse:
-            chunk = view[max(i, j - CHUNK):j]
-            chunk.reverse()
-            j -= len(chunk)
-        else:
-            chunk = view[i:min(j, i + CHUNK)]
-            i += len(chunk)
-        if _add(page, chunk, get, max_bytes):
+    # Chunk by chunk: the 1 MB cap may stop the page long before the range's end.
+    for keys, records in part.chunks(bounds.lo, bounds.hi, (bounds.lo_inclusive, bounds.hi_inclusive),
+                                     reverse, limit):
+        if _add(page, keys, records, max_bytes):
             return page
     if limit is not None and page.keys and len(page.keys) >= limit:
         page.last_key = page.keys[-1]
@@ -158,11 +139,16 @@ def read_scan(store: ItemStore, start: bytes | None, limit: int | None, segment:
         if start is not None and part.hi <= int.from_bytes(start[:8], "big"):
             continue
         if start is not None and start >= lo_key:
-            keys = part.items.irange(start, hi_key, (False, False))
+            first, inclusive = start, (False, False)
         else:
-            keys = part.items.irange(lo_key, hi_key, (True, False))
-        if _collect(page, keys, part.items.__getitem__, limit, max_bytes):
-            break
+            first, inclusive = lo_key, (True, False)
+        want = None if limit is None else limit - len(page.keys)
+        for keys, records in part.chunks(first, hi_key, inclusive, False, want):
+            if _add(page, keys, records, max_bytes):
+                return page
+        if limit is not None and len(page.keys) >= limit:
+            page.last_key = page.keys[-1]
+            return page
     return page
 
 
@@ -171,37 +157,20 @@ def segment_tokens(segment: int, total_segments: int) -> tuple[int, int]:
     return segment * TOKEN_SPACE // total_segments, (segment + 1) * TOKEN_SPACE // total_segments
 
 
-def _collect(page: Page, keys_iter: Iterator[bytes], get, limit: int | None, max_bytes: int) -> bool:
-    """Append records from `keys_iter` to `page` until Limit items or `max_bytes` in all; True if stopped.
+def _add(page: Page, keys: list[bytes], got: list[Record], max_bytes: int) -> bool:
+    """Append a chunk of records to `page` up to the 1 MB cap; True if the cap stopped it.
 
-    Works a chunk at a time with C-level iteration (islice, map, sum): no Python code runs per item.
+    C-level iteration only (map, sum, accumulate): no Python code runs per item.
     """
-    while True:
-        want = CHUNK if limit is None else min(CHUNK, limit - len(page.keys))
-        chunk = list(islice(keys_iter, want))
-        if not chunk:
-            return False
-        if _add(page, chunk, get, max_bytes):
-            return True
-        if limit is not None and len(page.keys) >= limit:
-            page.last_key = page.keys[-1]
-            return True
-        if len(chunk) < want:
-            return False
-
-
-def _add(page: Page, chunk: list[bytes], get, max_bytes: int) -> bool:
-    """Append the records of `chunk` to `page` up to the 1 MB cap; True if the cap stopped it."""
-    got = list(map(get, chunk))
     read = page.read_bytes + sum(map(itemgetter(1), got))
     if read >= max_bytes:  # the cap is reached at item `cut`
         totals = list(accumulate(map(itemgetter(1), got), initial=page.read_bytes))
         cut = bisect_left(totals, max_bytes, 1)  # totals[i] = bytes read after i items
-        page.keys += chunk[:cut]
+        page.keys += keys[:cut]
         page.records += got[:cut]
         page.read_bytes, page.last_key = totals[cut], page.keys[-1]
         return True
-    page.keys += chunk
+    page.keys += keys
     page.records += got
     page.read_bytes = read
     return False

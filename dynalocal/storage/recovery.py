@@ -15,6 +15,7 @@ from dataclasses import dataclass, field
 from pathlib import Path
 
 from .database import Database
+from .mutation import RECOVERY, Mutation
 from .partition import Record
 from .snapshot import load, snapshots
 from .table import Table
@@ -85,7 +86,7 @@ def _load(table: Table, changes: dict[bytes, Record | None]) -> None:
     by_partition: dict[int, dict[bytes, Record]] = {}
     for key, record in changes.items():
         if record is None:
-            table.apply(key, None)
+            table.apply(Mutation(key, None, origin=RECOVERY))
         else:
             index = table.partition_index(key)
             puts = by_partition.get(index)
@@ -94,14 +95,11 @@ def _load(table: Table, changes: dict[bytes, Record | None]) -> None:
             puts[key] = record
     for index, puts in by_partition.items():
         part = table.partitions[index]
-        if len(puts) * 10 < len(part.items):
+        if len(puts) * 10 < len(part):
             for key, record in puts.items():
-                table.apply(key, record)
+                table.apply(Mutation(key, record, origin=RECOVERY))
             continue
-        current = part.items.get
-        part.size_bytes += sum(r[1] for r in puts.values()) - sum(
-            old[1] for old in map(current, puts) if old is not None)
-        part.items.update(puts)  # one sort-based rebuild instead of an insertion per key
+        part.load(list(puts), list(puts.values()))  # one sort-based rebuild instead of an insertion per key
 
 
 def apply_group(db: Database, entries: list[Entry]) -> int:

@@ -22,12 +22,12 @@ import struct
 import sys
 from array import array
 from dataclasses import dataclass, field
-from itertools import accumulate, islice
-from operator import itemgetter
+from itertools import accumulate
 from pathlib import Path
 from typing import Iterator
 
 from .database import Database, TableEntry
+from .mutation import RECOVERY, Mutation
 from .tablemeta import encode_meta, restore_meta
 from .wal import FRAME, fsync_directory, frame, read_frames
 
@@ -87,12 +87,12 @@ class Image:
         for index, part in enumerate(partitions):
             last = None
             while True:
-                items = part.items
-                keys_iter = iter(items.keys()) if last is None else items.irange(minimum=last, inclusive=(False, True))
-                keys = list(islice(keys_iter, chunk))
-                if not keys:
+                # One chunk per step, from just after the last key copied (writes may come in between).
+                step = next(part.chunks(last, None, (False, True), size=chunk), None)
+                if step is None:
                     break
-                image.chunks.append((index, keys, list(map(items.__getitem__, keys))))
+                keys, records = step
+                image.chunks.append((index, keys, records))
                 last = keys[-1]
                 yield
                 if db.tables.get(name) is not entry:
@@ -171,14 +171,13 @@ def _fill(entry: TableEntry, parts: dict[int, tuple[list, list]]) -> None:
     table = entry.table
     for index, (keys, records) in sorted(parts.items()):
         part = table.partitions[index] if index < len(table.partitions) else None
-        inside = part is not None and not part.items and all(
+        inside = part is not None and not len(part) and all(
             part.lo <= int.from_bytes(k[:8], "big") < part.hi for k in (keys[0], keys[-1]))
         if inside:
-            part.items.update(zip(keys, records))  # keys arrive sorted: one linear build
-            part.size_bytes = sum(map(itemgetter(1), records))
+            part.load(keys, records)  # keys arrive sorted: one linear build
         else:
             for key, record in zip(keys, records):
-                table.apply(key, record)
+                table.apply(Mutation(key, record, origin=RECOVERY))
 
 
 def load(path: Path, db: Database) -> tuple[int, int]:

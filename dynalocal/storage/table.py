@@ -1,7 +1,8 @@
 """A table's data: hash partitions over the token space and the single mutation path.
 
 `Table.apply` is the one function through which every item write and delete passes, so
-indexes, capacity accounting, streams and the write-ahead log attach there (as listeners).
+indexes, the TTL expiry index, streams and the write-ahead log attach there (as listeners
+of `Mutation` values). `ItemStore.repartition` is the one function that changes partitions.
 """
 from __future__ import annotations
 
@@ -9,10 +10,14 @@ from bisect import bisect_right as _bisect_right
 from typing import Callable, Iterator
 
 from .keys import TOKEN_SPACE, KeySchema
+from .mutation import Mutation
 from .partition import Partition, Record
 
-# listener(table, key, old_record, new_record) runs after every mutation, in order.
-Listener = Callable[["Table", bytes, "Record | None", "Record | None"], None]
+# listener(mutation) runs after every mutation, in order; it returns the index write units
+# it caused (index name -> units), or None.
+Listener = Callable[[Mutation], "dict[str, float] | None"]
+# on_repartition(old partitions, new partitions): a partition object kept in both is unchanged.
+RepartitionHook = Callable[[list[Partition], list[Partition]], None]
 
 
 class ItemStore:
@@ -21,19 +26,36 @@ class ItemStore:
     def __init__(self, partition_count: int = 1) -> None:
         self.partitions: list[Partition] = []
         self._bounds: list[bytes] = []  # each partition's first token, as 8 bytes
+        self.on_repartition: list[RepartitionHook] = []
         self.set_partition_count(partition_count)
 
     def set_partition_count(self, count: int) -> None:
-        """Re-divide the token space into `count` equal ranges, moving items as needed."""
+        """Re-divide the token space into `count` equal ranges."""
         count = max(1, count)
-        old = self.partitions
         step = TOKEN_SPACE // count
-        self.partitions = [Partition(i * step, TOKEN_SPACE if i == count - 1 else (i + 1) * step)
-                           for i in range(count)]
-        self._bounds = [p.lo_key for p in self.partitions]
+        self.repartition([i * step for i in range(count)])
+
+    def repartition(self, starts: list[int]) -> None:
+        """Make the partitions start at these tokens (sorted, the first 0), moving items as needed.
+
+        A partition whose range is unchanged is kept as it is (same object, no copy); the
+        `on_repartition` hooks (stream shards) then see which partitions were replaced.
+        """
+        old = self.partitions
+        ends = starts[1:] + [TOKEN_SPACE]
+        kept = {(p.lo, p.hi): p for p in old}
+        new = [kept.get((lo, hi)) or Partition(lo, hi) for lo, hi in zip(starts, ends)]
+        if [id(p) for p in new] == [id(p) for p in old]:
+            return
+        self.partitions = new
+        self._bounds = [p.lo_key for p in new]
+        survivors = {id(p) for p in new}
         for part in old:
-            for key, record in part.items.items():
-                self.partition_of(key).put(key, record)
+            if id(part) not in survivors:
+                for key, record in part.items():
+                    self.partition_of(key).put(key, record)
+        for hook in self.on_repartition:
+            hook(old, new)
 
     def partition_index(self, key: bytes) -> int:
         """Index of the partition owning a key (or an 8-byte token) of at least 8 bytes."""
@@ -44,7 +66,7 @@ class ItemStore:
         return self.partitions[_bisect_right(self._bounds, key) - 1]
 
     def get(self, key: bytes) -> Record | None:
-        return self.partitions[_bisect_right(self._bounds, key) - 1].items.get(key)
+        return self.partitions[_bisect_right(self._bounds, key) - 1].get(key)
 
     @property
     def item_count(self) -> int:
@@ -80,14 +102,22 @@ class Table(ItemStore):
         self.schema = schema
         self.listeners: list[Listener] = []
         self.indexes: dict = {}  # index name -> storage.index.Index, maintained by a listener
-        self.index_write_units: dict[str, float] = {}  # per index, of the latest apply
+        self.sequence = 0  # number of the latest mutation applied
 
-    def apply(self, key: bytes, new: Record | None) -> Record | None:
-        """Put (new is a record) or delete (new is None) one item; return the old record."""
-        part = self.partition_of(key)
-        old = part.put(key, new) if new is not None else part.delete(key)
+    def apply(self, m: Mutation) -> Mutation:
+        """Put or delete one item and tell every listener; return `m` with old record, sequence
+        number and owed index units filled in. Deleting a missing item tells no one."""
+        key = m.key
+        m.part = i = _bisect_right(self._bounds, key) - 1
+        new = m.new
+        part = self.partitions[i]
+        m.old = old = part.put(key, new) if new is not None else part.delete(key)
         if old is None and new is None:
-            return None
+            return m
+        m.table = self
+        m.seq = self.sequence = self.sequence + 1
         for listener in self.listeners:
-            listener(self, key, old, new)
-        return old
+            owed = listener(m)
+            if owed:
+                m.owed.update(owed)
+        return m

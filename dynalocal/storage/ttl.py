@@ -10,7 +10,7 @@ from decimal import Decimal, InvalidOperation
 import orjson
 from sortedcontainers import SortedList
 
-from .partition import Record
+from .mutation import TTL, Mutation
 from .table import Table
 
 FIVE_YEARS = 5 * 365 * 24 * 3600  # DynamoDB ignores TTL values more than five years in the past
@@ -25,15 +25,15 @@ class ExpiryIndex:
         self.expiries: SortedList = SortedList()
         self.by_key: dict[bytes, float] = {}
         for part in table.partitions:
-            for key, record in part.items.items():
-                self._track(key, record)
+            for key, record in part.items():
+                self._track(key, orjson.loads(record[0]))
         table.listeners.append(self.on_write)
 
     def detach(self) -> None:
         self.table.listeners.remove(self.on_write)
 
-    def _expiry(self, record: Record) -> float | None:
-        av = orjson.loads(record[0]).get(self.attribute)
+    def _expiry(self, item: dict) -> float | None:
+        av = item.get(self.attribute)
         if not isinstance(av, dict) or "N" not in av:
             return None
         try:
@@ -41,17 +41,18 @@ class ExpiryIndex:
         except (InvalidOperation, ValueError):
             return None
 
-    def _track(self, key: bytes, record: Record | None) -> None:
+    def _track(self, key: bytes, item: dict | None) -> None:
         previous = self.by_key.pop(key, None)
         if previous is not None:
             self.expiries.discard((previous, key))
-        expires = self._expiry(record) if record is not None else None
+        expires = self._expiry(item) if item is not None else None
         if expires is not None:
             self.by_key[key] = expires
             self.expiries.add((expires, key))
 
-    def on_write(self, table: Table, key: bytes, old: Record | None, new: Record | None) -> None:
-        self._track(key, new)
+    def on_write(self, m: Mutation) -> None:
+        """Table listener: follow the item's expiry time."""
+        self._track(m.key, m.new_item)
 
     def sweep(self, now: float, limit: int = 10_000) -> int:
         """Delete up to `limit` items whose expiry time has passed; return how many."""
@@ -64,5 +65,5 @@ class ExpiryIndex:
             self.expiries.discard((expires, key))
             self.by_key.pop(key, None)
         for _, key in due:
-            self.table.apply(key, None)
+            self.table.apply(Mutation(key, None, origin=TTL))
         return len(due)

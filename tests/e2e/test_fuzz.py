@@ -239,9 +239,9 @@ class Fuzzer:
         """Metadata, items and index entries of every table, read from the server's own memory."""
         out = {}
         for name, entry in sorted(self.live.ctx.db.tables.items()):
-            indexes = {i: [(k, p.items[k]) for p, k in index.scan_keys()]
+            indexes = {i: [(k, p.get(k)) for p, k in index.scan_keys()]
                        for i, index in sorted(entry.table.indexes.items())}
-            out[name] = (encode_meta(entry), [(k, p.items[k]) for p, k in entry.table.scan_keys()], indexes)
+            out[name] = (encode_meta(entry), [(k, p.get(k)) for p, k in entry.table.scan_keys()], indexes)
         return out
 
     def restore(self) -> None:
@@ -336,8 +336,8 @@ def test_recovering_the_data_directory_reproduces_the_live_state(fuzzer, tmp_pat
     for name, entry in live.tables.items():
         restored = db.tables[name]
         assert encode_meta(restored) == encode_meta(entry)
-        assert [(k, p.items[k]) for p, k in restored.table.scan_keys()] == \
-            [(k, p.items[k]) for p, k in entry.table.scan_keys()]
+        assert [(k, p.get(k)) for p, k in restored.table.scan_keys()] == \
+            [(k, p.get(k)) for p, k in entry.table.scan_keys()]
         for index_name, index in entry.table.indexes.items():
-            assert [(k, p.items[k]) for p, k in restored.table.indexes[index_name].scan_keys()] == \
-                [(k, p.items[k]) for p, k in index.scan_keys()]
+            assert [(k, p.get(k)) for p, k in restored.table.indexes[index_name].scan_keys()] == \
+                [(k, p.get(k)) for p, k in index.scan_keys()]

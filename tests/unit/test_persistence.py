@@ -15,6 +15,7 @@ from dynalocal.storage import snapshot as snap
 from dynalocal.storage import wal
 from dynalocal.storage.database import Database
 from dynalocal.storage.index import schema_of
+from dynalocal.storage.mutation import Mutation
 from dynalocal.storage.recovery import apply_group, recover
 from dynalocal.storage.tablemeta import encode_meta, restore_meta
 from dynalocal.storage.values import validate_item
@@ -36,7 +37,7 @@ def record_for(entry, pk: str, sk: int, payload: str = "x"):
 def state(db: Database) -> dict:
     """Everything recovery must reproduce: metadata and every item of every table."""
     return {name: (orjson.loads(encode_meta(e)),
-                   [(k, r) for p in e.table.partitions for k, r in p.items.items()],
+                   [(k, r) for p in e.table.partitions for k, r in p.items()],
                    [p.size_bytes for p in e.table.partitions])
             for name, e in sorted(db.tables.items())}
 
@@ -53,8 +54,9 @@ class Journal:
     def watch(self, entry) -> None:
         entry.table.listeners.append(self.on_apply)
 
-    def on_apply(self, table, key, old, new) -> None:
-        self.entries.append((wal.PUT, table.name, key, new) if new else (wal.DELETE, table.name, key, None))
+    def on_apply(self, m) -> None:
+        name = m.table.name
+        self.entries.append((wal.PUT, name, m.key, m.new) if m.new else (wal.DELETE, name, m.key, None))
 
     def meta(self, entry) -> None:
         self.entries.append((wal.META, entry.name, encode_meta(entry), None))
@@ -123,8 +125,8 @@ def test_snapshot_round_trip_with_partitions_metadata_and_big_chunks(tmp_path, m
     a.contributor_insights[None] = "ENABLED"
     b = make_table(db, "beta", 1)
     for i in range(300):
-        a.table.apply(*record_for(a, f"p{i % 17}", i, "y" * (i % 50)))
-    b.table.apply(*record_for(b, "only", 1))
+        a.table.apply(Mutation(*record_for(a, f"p{i % 17}", i, "y" * (i % 50))))
+    b.table.apply(Mutation(*record_for(b, "only", 1)))
     image = snap.Image()
     for _ in image.capture(db, chunk=64):
         pass
@@ -139,7 +141,7 @@ def test_snapshot_round_trip_with_partitions_metadata_and_big_chunks(tmp_path, m
 def test_truncated_snapshot_is_refused(tmp_path):
     db = Database()
     entry = make_table(db, "alpha")
-    entry.table.apply(*record_for(entry, "p", 1))
+    entry.table.apply(Mutation(*record_for(entry, "p", 1)))
     image = snap.Image()
     list(image.capture(db))
     snap.write(image, tmp_path, 1)
@@ -158,7 +160,7 @@ def test_fuzzy_snapshot_plus_log_after_it_equals_the_live_state(seed, chunk):
     for name in ("alpha", "beta"):
         entry = make_table(db, name, rng.randint(1, 4))
         for i in range(rng.randint(0, 120)):
-            entry.table.apply(*record_for(entry, f"p{rng.randint(0, 30)}", i))
+            entry.table.apply(Mutation(*record_for(entry, f"p{rng.randint(0, 30)}", i)))
     journal = Journal(db)  # the log segment that starts where the snapshot starts
     image = snap.Image()
     for _ in image.capture(db, chunk=chunk):
@@ -171,11 +173,11 @@ def test_fuzzy_snapshot_plus_log_after_it_equals_the_live_state(seed, chunk):
                 journal.watch(entry)
                 journal.meta(entry)
             elif roll < 0.6:
-                entry.table.apply(*record_for(entry, f"p{rng.randint(0, 30)}", rng.randint(0, 150), str(roll)))
+                entry.table.apply(Mutation(*record_for(entry, f"p{rng.randint(0, 30)}", rng.randint(0, 150), str(roll))))
             elif roll < 0.85:
-                keys = [k for p in entry.table.partitions for k in p.items]
+                keys = [k for p in entry.table.partitions for k, _ in p.items()]
                 if keys:
-                    entry.table.apply(rng.choice(keys), None)
+                    entry.table.apply(Mutation(rng.choice(keys), None))
             elif roll < 0.95:
                 entry.table.set_partition_count(rng.randint(1, 5))
                 journal.meta(entry)
@@ -219,14 +221,14 @@ def test_recovery_uses_the_newest_snapshot_and_deletes_what_it_supersedes(tmp_pa
     entry = make_table(db, "alpha", 2)
     journal = Journal(db)
     for i in range(10):
-        entry.table.apply(*record_for(entry, f"p{i}", i))
+        entry.table.apply(Mutation(*record_for(entry, f"p{i}", i)))
     image = snap.Image()
     list(image.capture(db))
     write_segment(tmp_path / "wal-00000000.log", [b"\xff"])  # superseded: never read
     snap.write(image, tmp_path, 1)
     (tmp_path / "snapshot-00000002.snap.tmp").write_bytes(b"half a snapshot")
     journal.entries.clear()
-    entry.table.apply(*record_for(entry, "p0", 0, "changed"))
+    entry.table.apply(Mutation(*record_for(entry, "p0", 0, "changed")))
     restore_meta(db, "alpha", encode_meta(entry))
     write_segment(tmp_path / "wal-00000001.log", [wal.encode_group(journal.entries)])
     recovered = Database()

@@ -6,6 +6,7 @@ import pytest
 
 from dynalocal.storage.database import Database
 from dynalocal.storage.keys import TOKEN_SPACE, KeySchema
+from dynalocal.storage.mutation import Mutation
 from dynalocal.storage.partition import Partition
 from dynalocal.storage.table import ItemStore, Table
 from dynalocal.storage.values import validate_item
@@ -17,7 +18,7 @@ def put(table: Table, pk: str, sk: int, **attrs: str):
     item = {"pk": {"S": pk}, "sk": {"N": str(sk)}, **{k: {"S": v} for k, v in attrs.items()}}
     size = validate_item(item)
     key = table.schema.check_item(item)
-    return key, table.apply(key, (orjson.dumps(item), size))
+    return key, table.apply(Mutation(key, (orjson.dumps(item), size))).old
 
 
 def filled(partitions: int = 1, pks: int = 50, sks: int = 4) -> Table:
@@ -38,8 +39,8 @@ def assert_placed(store: ItemStore) -> None:
     for left, right in zip(store.partitions, store.partitions[1:]):
         assert left.hi == right.lo
     for part in store.partitions:
-        assert all(part.lo <= token(k) < part.hi for k in part.items)
-        assert part.size_bytes == sum(size for _, size in part.items.values())
+        assert all(part.lo <= token(k) < part.hi for k, _ in part.items())
+        assert part.size_bytes == sum(size for _, (_, size) in part.items())
 
 
 def test_put_get_delete_and_counts():
@@ -53,20 +54,20 @@ def test_put_get_delete_and_counts():
     _, old = put(table, "a", 1, v="uno!")
     assert orjson.loads(old[0])["v"] == {"S": "one"}
     assert table.item_count == 1 and table.size_bytes == size + 1
-    assert table.apply(key, None)[1] == size + 1
+    assert table.apply(Mutation(key, None)).old[1] == size + 1
     assert table.get(key) is None and table.item_count == 0 and table.size_bytes == 0
-    assert table.apply(key, None) is None  # deleting nothing is a no-op
+    assert table.apply(Mutation(key, None)).old is None  # deleting nothing is a no-op
 
 
 def test_every_mutation_reaches_the_listeners():
     table = Table("t", SCHEMA)
     seen = []
-    table.listeners.append(lambda t, key, old, new: seen.append((key, old is not None, new is not None)))
+    table.listeners.append(lambda m: seen.append((m.key, m.old is not None, m.new is not None, m.seq)))
     key, _ = put(table, "a", 1)
     put(table, "a", 1, v="2")
-    table.apply(key, None)
-    table.apply(key, None)  # nothing was there: no event
-    assert seen == [(key, False, True), (key, True, True), (key, True, False)]
+    table.apply(Mutation(key, None))
+    table.apply(Mutation(key, None))  # nothing was there: no event
+    assert seen == [(key, False, True, 1), (key, True, True, 2), (key, True, False, 3)]
 
 
 @pytest.mark.parametrize("count", [1, 2, 3, 4, 7, 16])
@@ -81,13 +82,13 @@ def test_partitions_tile_the_token_space(count):
 
 def test_set_partition_count_moves_items():
     table = filled(1)
-    before = {k: v for p in table.partitions for k, v in p.items.items()}
+    before = {k: v for p in table.partitions for k, v in p.items()}
     size = table.size_bytes
     for count in (4, 7, 2, 32, 1, 5):
         table.set_partition_count(count)
         assert len(table.partitions) == count
         assert_placed(table)
-        assert {k: v for p in table.partitions for k, v in p.items.items()} == before
+        assert {k: v for p in table.partitions for k, v in p.items()} == before
         assert table.item_count == 200 and table.size_bytes == size
         for key in before:
             assert table.get(key) == before[key]
@@ -150,7 +151,7 @@ def test_scan_segments_split_the_token_space(count):
 def test_scan_yields_the_owning_partition():
     table = filled(6)
     for part, key in table.scan_keys():
-        assert key in part.items
+        assert part.get(key) is not None
         assert table.partition_of(key) is part
 
 
@@ -172,7 +173,7 @@ def test_query_range_of_one_partition_key():
     part = table.partition_of(prefix)
     keys = list(part.range(prefix + SCHEMA.encode("user-7", "1")[len(prefix):],
                            prefix + SCHEMA.encode("user-7", "3")[len(prefix):], inclusive=(True, True)))
-    assert [int(orjson.loads(part.items[k][0])["sk"]["N"]) for k in keys] == [1, 2, 3]
+    assert [int(orjson.loads(part.get(k)[0])["sk"]["N"]) for k in keys] == [1, 2, 3]
 
 
 def test_database_catalog():
@@ -183,3 +184,42 @@ def test_database_catalog():
     assert entry.arn == "arn:aws:dynamodb:us-east-1:000000000000:table/music"
     assert len(entry.table_id) == 36 and entry.status == "ACTIVE"
     assert db.drop("music") is entry and db.drop("music") is None and not db.tables
+
+
+def test_repartition_keeps_unchanged_partitions_and_tells_the_hooks():
+    table = filled(2)
+    seen = []
+    table.on_repartition.append(lambda old, new: seen.append((old, new)))
+    first, second = table.partitions
+    half = second.lo
+    table.repartition([0, half, half + (TOKEN_SPACE - half) // 2])  # split the second partition only
+    assert table.partitions[0] is first and second not in table.partitions
+    assert_placed(table)
+    assert len(seen) == 1 and seen[0][0] == [first, second] and seen[0][1] == table.partitions
+    table.repartition([p.lo for p in table.partitions])  # the same layout: nothing happens
+    assert len(seen) == 1
+
+
+def test_mutation_decodes_each_item_at_most_once(monkeypatch):
+    import dynalocal.storage.mutation as mutation
+    table = Table("t", SCHEMA)
+    key, _ = put(table, "a", 1, v="one")
+    decoded = []
+    real = mutation.orjson.loads
+    monkeypatch.setattr(mutation, "orjson", type("J", (), {"loads": staticmethod(
+        lambda raw: decoded.append(raw) or real(raw))}))
+    items = []
+    table.listeners += [lambda m: items.append((m.old_item, m.new_item)), lambda m: items.append((m.old_item, m.new_item))]
+    new = {"pk": {"S": "a"}, "sk": {"N": "1"}, "v": {"S": "two"}}
+    done = table.apply(Mutation(key, (orjson.dumps(new), validate_item(new)), new))
+    assert len(decoded) == 1  # the old item, once; the new one was passed in
+    assert items[0] == items[1] == ({"pk": {"S": "a"}, "sk": {"N": "1"}, "v": {"S": "one"}}, new)
+    assert done.changed and done.seq == 2 and done.table is table
+
+
+def test_mutation_changed_ignores_identical_writes():
+    table = Table("t", SCHEMA)
+    key, _ = put(table, "a", 1, v="one")
+    same = {"v": {"S": "one"}, "sk": {"N": "1"}, "pk": {"S": "a"}}  # same item, other member order
+    assert not table.apply(Mutation(key, (orjson.dumps(same), validate_item(same)))).changed
+    assert table.apply(Mutation(key, None)).changed

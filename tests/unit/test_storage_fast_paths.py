@@ -12,6 +12,7 @@ from itertools import accumulate, islice
 from operator import itemgetter
 
 import pytest
+from sortedcontainers import SortedDict
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
@@ -20,6 +21,7 @@ from dynalocal.storage import keys, numbers
 from dynalocal.storage.capacity import read_units, write_units
 from dynalocal.storage.database import TableEntry
 from dynalocal.storage.keys import KeySchema
+from dynalocal.storage.mutation import Mutation
 from dynalocal.storage.ranges import Bounds, Page, read_range, read_scan
 from dynalocal.storage.table import Table
 from dynalocal.storage.throttle import HOT_KEY_LIMIT, PartitionMeter, TableMeter
@@ -100,13 +102,14 @@ def _filled_table() -> Table:
     rng = random.Random(1)
     for sk in range(700):
         key = table.schema.encode("p", str(sk))
-        table.apply(key, (b"{}", rng.randrange(1, 40)))
-    table.apply(table.schema.encode("q", "1"), (b"{}", 5))
+        table.apply(Mutation(key, (b"{}", rng.randrange(1, 40))))
+    table.apply(Mutation(table.schema.encode("q", "1"), (b"{}", 5)))
     return table
 
 
 TABLE = _filled_table()
-SORTED = list(TABLE.partitions[0].items)
+REFERENCE = SortedDict(TABLE.partitions[0].items())  # the layout read_range was first written for
+SORTED = list(REFERENCE)
 
 
 @settings(max_examples=300, deadline=None)
@@ -119,7 +122,7 @@ def test_read_range_equals_the_reference(a, b, lo_in, hi_in, reverse, limit, max
         lo = SORTED[0]
     bounds = Bounds(lo, hi, lo_in, hi_in)
     got = read_range(TABLE, bounds, reverse, limit, max_bytes)
-    want = _reference_range(TABLE.partitions[0].items, bounds, reverse, limit, max_bytes)
+    want = _reference_range(REFERENCE, bounds, reverse, limit, max_bytes)
     assert (got.keys, got.records, got.last_key, got.read_bytes) == (
         want.keys, want.records, want.last_key, want.read_bytes)
 

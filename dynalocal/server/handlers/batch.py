@@ -15,6 +15,7 @@ from ...errors import DynamoError, ValidationException
 from ...storage.blob import dumps
 from ...storage.capacity import read_units, write_units
 from ...storage.index import check_index_keys
+from ...storage.mutation import Mutation
 from ...storage.values import MAX_ITEM_SIZE, validate_item
 from ..context import Context
 from ..throttling import charge_writes, gsi_refusal, gsi_writes, partition_key, refusal, table_meter
@@ -60,7 +61,7 @@ def batch_get_item(ctx: Context, body: dict) -> dict:
         units = 0.0
         for key_map, key in zip(spec["Keys"], encoded):
             part = table.partition_index(key)
-            record = None if full else table.partitions[part].items.get(key)
+            record = None if full else table.partitions[part].get(key)
             if full or (record is not None and used and used + record[1] > MAX_GET_BYTES):
                 full = True  # the response is full: this key and all after it are left over
                 _leave(unprocessed, name, spec, key_map)
@@ -148,25 +149,27 @@ def batch_write_item(ctx: Context, body: dict) -> dict:
         entry = entries[name]
         table = entry.table
         part = table.partition_index(key)
-        old = table.partitions[part].items.get(key)
+        old = table.partitions[part].get(key)
         new_item = value if kind == "put" else None
+        old_item = None
         gsis = []
         err = refusal(ctx, entry, table_meter(ctx, entry), part, "Write")
         if err is None and table.indexes and (old is not None or new_item is not None):
-            gsis = gsi_writes(ctx, entry, key, old, new_item)
+            old_item = orjson.loads(old[0]) if old is not None else None  # once, for the plan and the indexes
+            gsis = gsi_writes(ctx, entry, key, old, new_item, old_item)
             err = gsi_refusal(ctx, entry, gsis)
         if err is not None:  # throttled by the table or a GSI: left for the caller to resubmit
             refused = refused or err
             unprocessed.setdefault(name, []).append(element)
             continue
+        written: dict[str, float] = {}
         if kind == "put":
-            table.apply(key, (dumps(value), size))
+            written = table.apply(Mutation(key, (dumps(value), size), value, old_item)).owed
             table_units = write_units(max(size, old[1] if old is not None else 0))
         else:
             if old is not None:
-                table.apply(key, None)
+                written = table.apply(Mutation(key, None, None, old_item)).owed
             table_units = write_units(old[1] if old is not None else 0)
-        written = table.index_write_units if old is not None or new_item is not None else {}
         add_units(index_units[name], charge_writes(ctx, entry, part, key, table_units, written, gsis))
         units[name] += table_units
         if want_metrics and entry.lsis:

@@ -7,6 +7,7 @@ from ...errors import ConditionalCheckFailedException, ValidationException
 from ...storage.blob import dumps
 from ...storage.capacity import read_units, write_units
 from ...storage.index import check_index_keys
+from ...storage.mutation import Mutation
 from ...storage.throttle import PartitionMeter
 from ...storage.values import MAX_ITEM_SIZE, item_size, validate_item
 from ..context import Context
@@ -52,7 +53,7 @@ def get_item(ctx: Context, body: dict) -> dict | bytes:
     encoded, prefix = table.schema.check_key_parts(key)
     part = table.partition_index(encoded)
     slot, now = admit_read(ctx, entry, part)
-    record = table.partitions[part].items.get(encoded)
+    record = table.partitions[part].get(encoded)
     units = read_units(record[1] if record else 0, body.get("ConsistentRead") is True)
     slot.charge_read(units, prefix, now)
     cc = consumed(body, body["TableName"], units)
@@ -82,19 +83,21 @@ def put_item(ctx: Context, body: dict) -> dict | bytes:
         check_index_keys(table, item)
     part = table.partition_index(key)
     slot, now = admit_write(ctx, entry, part)
-    old = table.partitions[part].items.get(key)
+    old = table.partitions[part].get(key)
     old_item = _check_condition(ctx, entry, part, key, compiled, body, old, None, size) if compiled else None
     writes = []
     if table.indexes:
+        if old_item is None and old is not None:
+            old_item = orjson.loads(old[0])  # decoded once, for the GSI plan and the index listener
         writes = gsi_writes(ctx, entry, key, old, item, old_item)
         admit_gsi_writes(ctx, entry, writes)
-    table.apply(key, (dumps(item), size))
+    done = table.apply(Mutation(key, (dumps(item), size), item, old_item))
     units = write_units(max(size, old[1] if old else 0))
-    index_units = _charge(ctx, entry, part, key, units, table.index_write_units, writes, slot, prefix, now)
+    index_units = _charge(ctx, entry, part, key, units, done.owed, writes, slot, prefix, now)
     attributes = None
     if return_values == "ALL_OLD" and old is not None:
         attributes = old_item if old_item is not None else orjson.loads(old[0])
-    return _answer(body, table, attributes, units, index_units)
+    return _answer(body, table, attributes, units, index_units, item)
 
 
 def delete_item(ctx: Context, body: dict) -> dict | bytes:
@@ -106,23 +109,24 @@ def delete_item(ctx: Context, body: dict) -> dict | bytes:
     key, prefix = table.schema.check_key_parts(key_map, KEY_EMPTY_PREFIX)
     part = table.partition_index(key)
     slot, now = admit_write(ctx, entry, part)
-    old = table.partitions[part].items.get(key)
+    old = table.partitions[part].get(key)
     old_item = _check_condition(ctx, entry, part, key, compiled, body, old, None, old[1] if old else 0) \
         if compiled else None
     writes: list = []
     index_units: dict[str, float] = {}
     if old is not None:
         if table.indexes:
+            if old_item is None:
+                old_item = orjson.loads(old[0])
             writes = gsi_writes(ctx, entry, key, old, None, old_item)
             admit_gsi_writes(ctx, entry, writes)
-        table.apply(key, None)
-        index_units = table.index_write_units
+        index_units = table.apply(Mutation(key, None, None, old_item)).owed
     units = write_units(old[1] if old else 0)
     index_units = _charge(ctx, entry, part, key, units, index_units, writes, slot, prefix, now)
     attributes = None
     if return_values == "ALL_OLD" and old is not None:
         attributes = old_item if old_item is not None else orjson.loads(old[0])
-    return _answer(body, table, attributes, units, index_units)
+    return _answer(body, table, attributes, units, index_units, key_map)
 
 
 def _charge(ctx: Context, entry, part: int, key: bytes, units: float, index_units: dict[str, float],
@@ -134,14 +138,21 @@ def _charge(ctx: Context, entry, part: int, key: bytes, units: float, index_unit
     return index_units
 
 
-def _answer(body: dict, table, attributes: dict | None, units: float, index_units: dict) -> dict | bytes:
-    """A write's response: Attributes when asked for and non-empty, ConsumedCapacity when asked for."""
+def _answer(body: dict, table, attributes: dict | None, units: float, index_units: dict,
+            key: dict) -> dict | bytes:
+    """A write's response: Attributes when asked for and non-empty, ConsumedCapacity when asked for,
+    ItemCollectionMetrics when asked for on a table with an LSI (`key` holds the partition key)."""
     out: dict = {}
     if attributes:
         out["Attributes"] = attributes
     cc = write_consumed(body, body["TableName"], units, index_units, table)
     if cc:
         out["ConsumedCapacity"] = cc
+    if body.get("ReturnItemCollectionMetrics") == "SIZE" and table.indexes \
+            and any(not index.is_global for index in table.indexes.values()):
+        hash_name = table.schema.hash_name
+        out["ItemCollectionMetrics"] = {"ItemCollectionKey": {hash_name: key[hash_name]},
+                                        "SizeEstimateRangeGB": [0.0, 1.0]}
     return out if out else b"{}"
 
 
@@ -160,7 +171,7 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
     key, prefix = schema.check_key_parts(key_map, KEY_EMPTY_PREFIX)
     part = table.partition_index(key)
     slot, now = admit_write(ctx, entry, part)
-    old = table.partitions[part].items.get(key)
+    old = table.partitions[part].get(key)
     old_item = orjson.loads(old[0]) if old is not None else None
     _check_condition(ctx, entry, part, key, compiled, body, old, old_item, old[1] if old else 0)
     update = compiled.update if compiled is not None else None
@@ -184,8 +195,7 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
             check_index_keys(table, new_item, update=update is not None)
             writes = gsi_writes(ctx, entry, key, old, new_item, old_item)
             admit_gsi_writes(ctx, entry, writes)
-        table.apply(key, (dumps(new_item), size))
-        index_units = table.index_write_units
+        index_units = table.apply(Mutation(key, (dumps(new_item), size), new_item, old_item)).owed
     units = write_units(max(size, old[1] if old else 0))
     index_units = _charge(ctx, entry, part, key, units, index_units, writes, slot, prefix, now)
     attributes = None
@@ -197,4 +207,4 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
         attributes = result.updated_old(old_item)
     elif return_values == "UPDATED_NEW" and result is not None and new_item is not None:
         attributes = result.updated_new(new_item)
-    return _answer(body, table, attributes, units, index_units)
+    return _answer(body, table, attributes, units, index_units, key_map)

@@ -184,9 +184,9 @@ def describe(entry: TableEntry, status: str | None = None, indexes: bool = True)
         "TableId": entry.table_id,
         "DeletionProtectionEnabled": entry.extra.get("DeletionProtectionEnabled", False),
     }
-    if entry.billing_mode == "PAY_PER_REQUEST":
-        out["BillingModeSummary"] = {"BillingMode": "PAY_PER_REQUEST",
-                                     "LastUpdateToPayPerRequestDateTime": entry.created}
+    summary = billing_summary(entry)
+    if summary is not None:
+        out["BillingModeSummary"] = summary
     if "TableClass" in entry.extra:
         out["TableClassSummary"] = {"TableClass": entry.extra["TableClass"]}
     if "StreamSpecification" in entry.extra and entry.extra["StreamSpecification"].get("StreamEnabled"):
@@ -196,6 +196,24 @@ def describe(entry: TableEntry, status: str | None = None, indexes: bool = True)
     if indexes and entry.lsis:
         out["LocalSecondaryIndexes"] = [_describe_lsi(entry, lsi) for lsi in entry.lsis]
     return out
+
+
+def billing_summary(entry: TableEntry) -> dict | None:
+    """BillingModeSummary: on-demand tables, and provisioned ones that were on-demand before."""
+    since = entry.pay_per_request_since
+    if entry.billing_mode == "PAY_PER_REQUEST":
+        return {"BillingMode": "PAY_PER_REQUEST", "LastUpdateToPayPerRequestDateTime": since or entry.created}
+    if since is not None:
+        return {"BillingMode": "PROVISIONED", "LastUpdateToPayPerRequestDateTime": since}
+    return None
+
+
+def describe_deleted(entry: TableEntry) -> dict[str, Any]:
+    """DeleteTable's minimal TableDescription (no dates, key schema or attribute definitions)."""
+    return {"TableName": entry.name, "TableStatus": "DELETING", "TableId": entry.table_id, "TableArn": entry.arn,
+            "ItemCount": entry.table.item_count, "TableSizeBytes": entry.table.size_bytes,
+            "BillingModeSummary": billing_summary(entry) or {"BillingMode": "PROVISIONED"},
+            "ProvisionedThroughput": _throughput_description(entry.read_capacity, entry.write_capacity)}
 
 
 def _index_stats(entry: TableEntry, name: str) -> tuple[int, int]:
@@ -233,7 +251,7 @@ def delete_table(ctx: Context, body: dict) -> dict:
     if entry.extra.get("DeletionProtectionEnabled"):
         raise ValidationException(f"Table '{entry.name}' can't be deleted while DeletionProtectionEnabled is set to True")
     ctx.db.drop(entry.name)
-    return {"TableDescription": describe(entry, status="DELETING", indexes=False)}
+    return {"TableDescription": describe_deleted(entry)}
 
 
 def list_tables(ctx: Context, body: dict) -> dict:
@@ -282,6 +300,9 @@ def update_table(ctx: Context, body: dict) -> dict:
                 f"Current ReadCapacityUnits provisioned for the table: {read}. Requested ReadCapacityUnits: {read}. "
                 f"Current WriteCapacityUnits provisioned for the table: {write}. Requested WriteCapacityUnits: {write}. "
                 "Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.")
+    if billing != entry.billing_mode:  # remembered for BillingModeSummary, also after switching back
+        entry.pay_per_request_since = (ctx.wall_clock() if billing == "PAY_PER_REQUEST"
+                                       else entry.pay_per_request_since or entry.created)
     entry.billing_mode, entry.read_capacity, entry.write_capacity = billing, read, write
     if billing == "PAY_PER_REQUEST":  # on-demand indexes show 0/0, and need throughput again to switch back
         for gsi in entry.gsis:

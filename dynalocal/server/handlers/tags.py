@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import re
 
-from ...errors import ResourceNotFoundException, ValidationException
+from ...errors import AccessDeniedException, ResourceNotFoundException, ValidationException
 from ...storage.database import TableEntry
 from ..context import Context
 from .tables import PARTITIONS_TAG, partition_count
@@ -20,6 +20,9 @@ def _table_for_arn(ctx: Context, arn: str, operation: str) -> TableEntry:
         raise ValidationException(f"Invalid TableArn: Invalid ResourceArn provided as input {arn}")
     entry = ctx.db.tables.get(parts[5][6:])
     if entry is None or entry.arn != arn:
+        if operation == "ListTagsOfResource":  # DynamoDB answers AccessDenied here (corrections §1)
+            raise AccessDeniedException(f"User: arn:aws:iam::{parts[4]}:root is not authorized to perform: "
+                                        f"dynamodb:ListTagsOfResource on resource: {arn}")
         if operation == "UntagResource":
             raise ResourceNotFoundException("Requested resource not found")
         raise ResourceNotFoundException(f"Requested resource not found: ResourcArn: {arn} not found")

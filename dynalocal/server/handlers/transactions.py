@@ -20,6 +20,7 @@ from ...storage.blob import dumps
 from ...storage.capacity import read_units, write_units
 from ...storage.database import TableEntry
 from ...storage.index import check_index_keys
+from ...storage.mutation import Mutation
 from ...storage.table import Table
 from ...storage.values import MAX_ITEM_SIZE, item_size, validate_item
 from ..context import Context
@@ -56,6 +57,8 @@ class Action:
     compiled: Any = None
     spec_size: int = 0  # validated size of a Put's item
     gsis: list[GsiWrite] = field(default_factory=list)  # GSI entries the write touches
+    old_item: dict | None = None  # decoded old / new item, handed on to Table.apply's listeners
+    new_item: dict | None = None
 
 
 def _one_action(element: dict) -> tuple[str, dict]:
@@ -78,7 +81,7 @@ def _plan_write(ctx: Context, action: Action) -> None:
     except ValidationException as err:
         raise Cancelled("ValidationError", err.message) from None
     action.part = table.partition_index(action.key)
-    action.old = table.partitions[action.part].items.get(action.key)
+    action.old = table.partitions[action.part].get(action.key)
 
 
 def _evaluate(action: Action) -> tuple[dict | None, dict | None]:
@@ -113,6 +116,7 @@ def _evaluate(action: Action) -> tuple[dict | None, dict | None]:
         raise Cancelled("ValidationError", err.message) from None
     new_size = action.new[1] if action.new is not None else 0
     action.units = 2 * write_units(max(new_size, action.old[1] if action.old is not None else 0))
+    action.old_item, action.new_item = old_item, new_item
     return old_item, new_item
 
 
@@ -247,8 +251,7 @@ def transact_write_items(ctx: Context, body: dict) -> dict | bytes:
         table = action.entry.table
         index_units: dict[str, float] = {}
         if action.new is not None or (action.kind == "Delete" and action.old is not None):
-            table.apply(action.key, action.new)
-            index_units = table.index_write_units
+            index_units = table.apply(Mutation(action.key, action.new, action.new_item, action.old_item)).owed
         # Index writes are transactional too: twice their units, GSIs' on their own partitions.
         index_units = charge_writes(ctx, action.entry, action.part, action.key, action.units, index_units,
                                     action.gsis, factor=2.0)
@@ -275,14 +278,22 @@ def transact_get_items(ctx: Context, body: dict) -> dict:
         action = Action("Get", spec, data_table(ctx, spec["TableName"]), compiled=compiled)
         planned.append(action)
     reasons: list[Cancelled | None] = [None] * len(planned)
+    seen_keys = set()
     for i, action in enumerate(planned):
         try:
-            table = action.entry.table
-            try:
-                action.key = table.schema.check_key(action.spec["Key"])
-            except ValidationException as err:
-                raise Cancelled("ValidationError", err.message) from None
-            action.part = table.partition_index(action.key)
+            action.key = action.entry.table.schema.check_key(action.spec["Key"])
+        except ValidationException as err:
+            reasons[i] = Cancelled("ValidationError", err.message)
+            continue
+        ident = (action.entry.name, action.key)
+        if ident in seen_keys:  # request-level, before any admission (corrections §1)
+            raise ValidationException("Transaction request cannot include multiple operations on one item")
+        seen_keys.add(ident)
+    for i, action in enumerate(planned):
+        if reasons[i] is not None:
+            continue
+        try:
+            action.part = action.entry.table.partition_index(action.key)
             _admit(ctx, action, write=False)
         except Cancelled as reason:
             reasons[i] = reason
@@ -290,7 +301,7 @@ def transact_get_items(ctx: Context, body: dict) -> dict:
         raise _cancel(reasons)
     responses, per_table = [], {}
     for action in planned:
-        record = action.entry.table.partitions[action.part].items.get(action.key)
+        record = action.entry.table.partitions[action.part].get(action.key)
         units = 2 * read_units(record[1] if record else 0, True)
         charge_read(ctx, action.entry, action.part, units, action.key)
         name = action.spec["TableName"]
