@@ -167,6 +167,11 @@ function partitionKeyName(indexName) {
   return (indexName ? t.indexes.find((i) => i.name === indexName).key_schema : t.key_schema).partition_key;
 }
 
+function cell(text) {
+  // long values are cut in the table; the whole value is in the tooltip
+  return text.length > 80 ? el("td", { title: text }, `${text.slice(0, 80)}…`) : el("td", {}, text);
+}
+
 async function browse(event, next) {
   if (event) event.preventDefault();
   const t = table();
@@ -194,7 +199,7 @@ async function browse(event, next) {
     for (const item of page.Items) for (const n of Object.keys(item)) if (!names.includes(n)) names.push(n);
     $("items").tHead.replaceChildren(el("tr", {}, ...names.map((n) => el("th", {}, n))));
     $("items").tBodies[0].replaceChildren(...page.Items.map((item) =>
-      el("tr", {}, ...names.map((n) => el("td", {}, n in item ? show(item[n]) : "")))));
+      el("tr", {}, ...names.map((n) => cell(n in item ? show(item[n]) : "")))));
     $("browse-status").textContent = `${page.Count} items` + (state.nextKey ? " (more)" : "");
     $("browse-status").className = "";
   } catch (err) {

@@ -18,15 +18,15 @@ def make(client, name, **kw):
 def test_fixtures_bind_boto3_to_the_session_server(pytester):
     pytester.makepyfile(TABLE + """
 def test_client(dynamodb_client, dynalocal):
-    make(dynamodb_client, "t")
-    dynamodb_client.put_item(TableName="t", Item={"pk": {"S": "a"}})
+    make(dynamodb_client, "things")
+    dynamodb_client.put_item(TableName="things", Item={"pk": {"S": "a"}})
     assert dynamodb_client.meta.endpoint_url == dynalocal.url
-    assert dynamodb_client.get_item(TableName="t", Key={"pk": {"S": "a"}})["Item"] == {"pk": {"S": "a"}}
+    assert dynamodb_client.get_item(TableName="things", Key={"pk": {"S": "a"}})["Item"] == {"pk": {"S": "a"}}
 
 def test_resource(dynamodb_resource, dynamodb_client):
-    make(dynamodb_client, "r")
-    dynamodb_resource.Table("r").put_item(Item={"pk": "b", "n": 3})
-    assert dynamodb_resource.Table("r").get_item(Key={"pk": "b"})["Item"]["n"] == 3
+    make(dynamodb_client, "rows")
+    dynamodb_resource.Table("rows").put_item(Item={"pk": "b", "n": 3})
+    assert dynamodb_resource.Table("rows").get_item(Key={"pk": "b"})["Item"]["n"] == 3
 """)
     result = pytester.runpytest("-p", "no:cacheprovider")
     result.assert_outcomes(passed=2)
@@ -105,3 +105,67 @@ def test_bad_isolation_option_is_a_usage_error(pytester):
     pytester.makepyfile("def test_x(dynalocal):\n    pass\n")
     result = pytester.runpytest("-p", "no:cacheprovider")
     assert re.search(r"dynalocal_isolation must be one of reset, none", result.stdout.str() + result.stderr.str())
+
+
+CLASSIC = """[pytest]
+dynalocal_capacity_model = classic
+dynalocal_burst_seconds = 0
+"""
+LOAD = TABLE + """
+from botocore.exceptions import ClientError
+
+def orders(dynalocal):
+    client = dynalocal.client(retries={"total_max_attempts": 1, "mode": "standard"})
+    # 8 WCU over 4 partitions: each partition's classic share is 2 WCU/s, with no burst
+    make(client, "orders", ProvisionedThroughput={"ReadCapacityUnits": 4, "WriteCapacityUnits": 8},
+         Tags=[{"Key": "dynalocal:partitions", "Value": "4"}])
+    return client
+
+def write(client, keys):
+    refused = 0
+    for key in keys:
+        try:
+            client.put_item(TableName="orders", Item={"pk": {"S": key}})
+        except ClientError:
+            refused += 1
+    return refused
+"""
+
+
+def test_capacity_assertions_and_verdicts_in_tests(pytester):
+    pytester.makeini(CLASSIC)
+    pytester.makepyfile(LOAD + """
+import pytest
+from dynalocal.testing import CapacityAssertionError
+
+def test_hot_key_fails_both_assertions(dynalocal):
+    client = orders(dynalocal)
+    assert write(client, ["2024-11-23"] * 30) > 0
+    with pytest.raises(CapacityAssertionError, match=r"orders: \\d+ throttled \\(partition share \\d+\\)"):
+        dynalocal.assert_no_throttles()
+    with pytest.raises(CapacityAssertionError, match=r"partition \\d of 4 took 100% of write units"):
+        dynalocal.assert_no_hot_partition("orders", max_share=0.5)
+    [report] = dynalocal.report("orders")
+    assert report.verdict.kind == "hot key" and report.verdict.key == "2024-11-23"
+
+def test_calm_traffic_passes_both(dynalocal):
+    client = orders(dynalocal)
+    assert write(client, [f"CUSTOMER#{n}" for n in range(4)]) == 0
+    dynalocal.assert_no_throttles()
+    dynalocal.assert_no_hot_partition("orders", max_share=0.9)
+    assert dynalocal.report("orders")[0].verdict.kind == "fine"
+
+def test_assertion_failure_reads_as_a_verdict(dynalocal):
+    write(orders(dynalocal), ["2024-11-23"] * 30)
+    dynalocal.assert_no_throttles()
+""")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=1)
+    out = result.stdout.str()
+    assert "CapacityAssertionError: requests were throttled:" in out
+    assert "hot key on table orders: key '2024-11-23'" in out
+    # the end-of-session summary: one line per test and table, with the verdict and throttles by cause
+    summary = out[out.index("dynalocal capacity"):]
+    assert re.search(r"test_hot_key_fails_both_assertions: orders: hot key on table orders: key '2024-11-23' "
+                     r"took 100% of writes.*\[partition share \d+\]", summary)
+    assert re.search(r"test_calm_traffic_passes_both: orders: fine: table orders .*\[no throttles\]", summary)

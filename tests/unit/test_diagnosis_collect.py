@@ -77,5 +77,7 @@ def test_engine_on_collected_figures():
     [report] = diagnose(figures_from_snapshot(snapshot()))
     v = report.verdict
     assert (v.kind, v.key, v.partition) == (HOT_KEY, "2024-11-23", 0)
-    # 5010 WCU over 4 s = 1252.5 WCU/s; partition 0 at 1250 sustains 1000 -> 250 / 1252.5 throttled.
-    assert round(v.projection.throttled_share, 3) == round(250 / 1252.5, 3)
+    # Asked for: 5010 WCU consumed + 100 refused writes of 1 WCU (the mean) over 4 s = 1277.5 WCU/s;
+    # partition 0 asked for 1275 and sustains 1000 -> 275 / 1277.5 of the traffic throttled.
+    assert v.projection.rate == 1275.0
+    assert round(v.projection.throttled_share, 4) == round(275 / 1277.5, 4)
