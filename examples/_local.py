@@ -23,11 +23,12 @@ class SimulatedClock:
         return self.now
 
 
-def endpoint(burst_seconds: float = 300.0, clock=None) -> str:
-    """A fresh in-process server with the given burst window (and clock, if given)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
+def endpoint(burst_seconds: float = 300.0, clock=None, port: int | None = None) -> str:
+    """A fresh in-process server with the given burst window (and clock, if given), on `port` or a free one."""
+    if port is None:
+        with socket.socket() as s:
+            s.bind(("127.0.0.1", 0))
+            port = s.getsockname()[1]
     ctx = Context(settings=Settings(port=port, burst_seconds=burst_seconds))
     if clock is not None:
         ctx.clock = clock
