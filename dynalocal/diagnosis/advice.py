@@ -19,8 +19,14 @@ def advice_for(kind: str, f: MeterFigures, key: str | None, needed: float | None
                "order id instead of a date or status), keeping the old value as a sort key or GSI key."]
         if f.direction == READ:
             out.append("For reads, a cache in front of the table (e.g. DAX) absorbs a hot item.")
-        out.append("More provisioned capacity does not help: one partition key value lives on one partition, "
-                   "which sustains at most 3,000 RCU / 1,000 WCU per second.")
+        if f.model == "classic" and f.limit:
+            count = len(f.partitions)
+            out.append(f"More provisioned capacity raises every partition's share ({f.limit / count:g} {f.unit}/s each "
+                       f"now) but pays for {count} partitions to serve one key, and one partition never exceeds "
+                       "3,000 RCU / 1,000 WCU per second.")
+        else:
+            out.append("More provisioned capacity does not help: one partition key value lives on one partition, "
+                       "which sustains at most 3,000 RCU / 1,000 WCU per second.")
         return out
     if kind == HOT_GSI_KEY:
         return [f"Choose a GSI partition key with more distinct values for index {f.index}, or shard {shown} "

@@ -218,7 +218,7 @@ def _hot_verdict(f: MeterFigures, m: MeterReport, p: PartitionReport) -> Verdict
     where = f"index {f.index} of table {f.table}" if f.index else f"table {f.table}"
     projection = m.projection if m.projection is not None and m.projection.scope != "table" else None
     if key is not None:
-        summary = (f"{kind} on {where}: key {key.key!r} took {key.share:.0%} of {f.direction}s "
+        summary = (f"{kind} on {where}: key {key.key!r} took {percent(key.share)} of {f.direction}s "
                    f"({key.units:g} {m.unit} in {key.requests} requests), all on partition {p.number}")
     else:
         summary = f"{kind} on {where}: partition {p.number} took {p.share:.0%} of {f.direction}s"
@@ -228,9 +228,14 @@ def _hot_verdict(f: MeterFigures, m: MeterReport, p: PartitionReport) -> Verdict
     if thrown:
         summary += f"; {thrown} {f.direction}s throttled there"
     if projection is not None:
-        summary += f"; in production {projection.throttled_share:.0%} of {f.direction}s would be throttled"
+        summary += f"; {_steady(f)} {projection.throttled_share:.0%} of {f.direction}s would be throttled"
     return Verdict(kind, f.table, f.index, f.direction, summary + ".", advice_for(kind, f, key and key.key),
                    key and key.key, p.number, key.share if key else p.share, None, projection)
+
+
+def _steady(f: MeterFigures) -> str:
+    """How to say 'once burst is spent' under the meter's model."""
+    return "in production" if f.model == "adaptive" else "under the classic model, once burst is spent,"
 
 
 def _under_provisioned(f: MeterFigures, m: MeterReport) -> Verdict:
@@ -273,11 +278,20 @@ def _fine(f: MeterFigures, m: MeterReport) -> Verdict:
         ceiling = m.partitions[key.partition].ceiling
         summary += (f"; but key {key.key!r} takes {key.share:.0%} of them, so this design tops out near "
                     f"{ceiling / key.share:.0f} {m.unit}/s (one partition sustains {ceiling:g}) whatever is provisioned")
+    if m.projection is not None:
+        p = m.projection
+        summary += (f"; at this rate {p.scope} (asked for {p.rate:.0f} {m.unit}/s, sustains {p.sustained:g}) "
+                    f"would throttle {p.throttled_share:.0%} of {f.direction}s once its burst is spent")
     back = m.throttles.get(GSI_BACK_PRESSURE, 0)
     if back:
         summary += f"; {back} writes were refused because a GSI could not absorb them (see the index's verdict)"
     return Verdict(FINE, f.table, f.index, f.direction, summary + ".", [], key.key if key else None,
-                   key.partition if key else None, key.share if key else None)
+                   key.partition if key else None, key.share if key else None, None, m.projection)
+
+
+def percent(x: float) -> str:
+    """A share as a percentage, with a decimal below 10% so small shares do not read as 0%."""
+    return f"{x:.0%}" if x >= 0.1 or x == 0 else f"{x:.1%}"
 
 
 def as_json(tables: list[TableReport]) -> list[dict]:
