@@ -21,6 +21,8 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                              f"{DEFAULT_ENDPOINT})")
     parser.add_argument("--table", default=None, help="only this table")
     parser.add_argument("--json", action="store_true", help="the report as JSON (GET /_dynalocal/report)")
+    parser.add_argument("--admin-token", default=os.environ.get("DYNALOCAL_ADMIN_TOKEN"),
+                        help="the server's admin token, if it has one (default: $DYNALOCAL_ADMIN_TOKEN)")
     return parser.parse_args(argv)
 
 
@@ -36,12 +38,16 @@ def main(argv: list[str]) -> int:
     if args.table:
         query["table"] = args.table
     try:
-        with urllib.request.urlopen(f"{url}/_dynalocal/report?{urllib.parse.urlencode(query)}", timeout=30) as resp:
+        request = urllib.request.Request(f"{url}/_dynalocal/report?{urllib.parse.urlencode(query)}")
+        if args.admin_token:
+            request.add_header("Authorization", f"Bearer {args.admin_token}")
+        with urllib.request.urlopen(request, timeout=30) as resp:
             body = resp.read().decode()
     except urllib.error.HTTPError as err:
         detail = err.read().decode(errors="replace")
         try:
-            detail = json.loads(detail).get("error", detail)
+            parsed = json.loads(detail)
+            detail = parsed.get("error") or parsed.get("message") or detail
         except ValueError:
             pass
         print(f"dynalocal report: {url} answered {err.code}: {detail}", file=sys.stderr)
