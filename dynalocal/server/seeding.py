@@ -65,11 +65,8 @@ async def apply_seed(ctx: Context, requests: list[Request]) -> int:
 
 def forget_capacity(ctx: Context) -> None:
     """Drop the capacity meters seeding warmed, so reports count only the application's traffic."""
-    for entry in ctx.db.tables.values():
-        entry.meter = None
-        for index in entry.table.indexes.values():
-            if getattr(index, "meter", None) is not None:
-                index.meter = None
+    for name in list(ctx.db.tables):
+        ctx.capacity.forget(name)
 
 
 def seed_hook(ctx: Context, paths: list[str]) -> Callable[[], Awaitable[None]]:

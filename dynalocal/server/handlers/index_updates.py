@@ -121,10 +121,11 @@ def apply(entry: TableEntry, body: dict, definitions: list[dict]) -> None:
                     gsi["IndexStatus"] = "DELETING"
         else:
             spec = update["Update"]
-            for gsi in entry.gsis:
-                if gsi["IndexName"] == spec["IndexName"] and spec.get("ProvisionedThroughput"):
-                    gsi["ProvisionedThroughput"] = spec["ProvisionedThroughput"]
-                    entry.table.indexes[gsi["IndexName"]].set_partition_count(gsi_partitions(gsi, entry.billing_mode))
+            for gsi in entry.gsis:  # the partition count follows (storage.capacity, after apply)
+                if gsi["IndexName"] == spec["IndexName"]:
+                    for member in ("ProvisionedThroughput", "OnDemandThroughput", "WarmThroughput"):
+                        if spec.get(member):
+                            gsi[member] = spec[member]
 
 
 def finish(entry: TableEntry) -> None:

@@ -1,32 +1,18 @@
 """Control plane: CreateTable, DescribeTable, ListTables, DeleteTable, UpdateTable."""
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ...errors import ResourceInUseException, ValidationException, invalid
+from ...storage.capacity.registry import on_demand_description, warm_description
 from ...storage.database import TableEntry
 from ...storage.index import build_indexes
 from ...storage.keys import KeySchema
 from ..context import Context
-from ..throttling import refresh_meters
 from . import index_updates
-from .common import control_table
+from .common import control_table, new_table_name
 
 MAX_THROUGHPUT = 10**12
-PARTITIONS_TAG = "dynalocal:partitions"
-
-
-def partition_count(entry: TableEntry) -> int:
-    """DynamoDB's classic rule from provisioned capacity; 4 for on-demand; the tag overrides."""
-    tagged = entry.tags.get(PARTITIONS_TAG)
-    if tagged is not None and tagged.isdigit() and int(tagged) > 0:
-        return min(int(tagged), 1024)
-    if entry.billing_mode == "PAY_PER_REQUEST":
-        return 4
-    by_throughput = math.ceil(entry.read_capacity / 3000 + entry.write_capacity / 1000)
-    by_size = math.ceil(entry.table.size_bytes / (10 * 1024**3))
-    return max(1, by_throughput, by_size)
 
 
 def _too_many_keys(elements: list[dict], path: str) -> ValidationException:
@@ -126,7 +112,7 @@ def _indexes(body: dict, types: dict[str, str], schema: KeySchema, billing: str)
 
 
 def create_table(ctx: Context, body: dict) -> dict:
-    name = body["TableName"]
+    name = new_table_name(body["TableName"])
     definitions = body.get("AttributeDefinitions")
     key_schema = body.get("KeySchema")
     if definitions is None or key_schema is None:
@@ -159,8 +145,8 @@ def create_table(ctx: Context, body: dict) -> dict:
         name, schema, key_schema=key_schema, attribute_definitions=definitions, billing_mode=billing,
         read_capacity=read, write_capacity=write, gsis=gsis, lsis=lsis,
         tags={t["Key"]: t["Value"] for t in tags}, extra=extra)
-    entry.table.set_partition_count(partition_count(entry))
     build_indexes(entry.table, gsis, lsis, definitions, billing)
+    ctx.capacity.configure(entry)  # partition counts (table, LSIs, GSIs) and meters
     # Tables are usable at once; the response shows CREATING as DynamoDB's does.
     return {"TableDescription": describe(entry, status="CREATING")}
 
@@ -187,6 +173,9 @@ def describe(entry: TableEntry, status: str | None = None, indexes: bool = True)
     summary = billing_summary(entry)
     if summary is not None:
         out["BillingModeSummary"] = summary
+    out["WarmThroughput"] = warm_description(entry.extra.get("WarmThroughput"), len(entry.table.partitions))
+    if entry.billing_mode == "PAY_PER_REQUEST":
+        out["OnDemandThroughput"] = on_demand_description(entry.extra.get("OnDemandThroughput"))
     if "TableClass" in entry.extra:
         out["TableClassSummary"] = {"TableClass": entry.extra["TableClass"]}
     if "StreamSpecification" in entry.extra and entry.extra["StreamSpecification"].get("StreamEnabled"):
@@ -231,6 +220,11 @@ def _describe_gsi(entry: TableEntry, gsi: dict, creating: bool = False) -> dict:
            "IndexStatus": "CREATING" if creating else gsi.get("IndexStatus", "ACTIVE"),
            "ProvisionedThroughput": _throughput_description(pt["ReadCapacityUnits"], pt["WriteCapacityUnits"]),
            "IndexSizeBytes": size, "ItemCount": count, "IndexArn": f"{entry.arn}/index/{gsi['IndexName']}"}
+    index = entry.table.indexes.get(gsi["IndexName"])
+    if index is not None:
+        out["WarmThroughput"] = warm_description(gsi.get("WarmThroughput"), len(index.partitions))
+    if entry.billing_mode == "PAY_PER_REQUEST":
+        out["OnDemandThroughput"] = on_demand_description(gsi.get("OnDemandThroughput"))
     if "Backfilling" in gsi:
         out["Backfilling"] = gsi["Backfilling"]
     return out
@@ -251,6 +245,7 @@ def delete_table(ctx: Context, body: dict) -> dict:
     if entry.extra.get("DeletionProtectionEnabled"):
         raise ValidationException(f"Table '{entry.name}' can't be deleted while DeletionProtectionEnabled is set to True")
     ctx.db.drop(entry.name)
+    ctx.capacity.forget(entry.name)
     return {"TableDescription": describe_deleted(entry)}
 
 
@@ -307,13 +302,14 @@ def update_table(ctx: Context, body: dict) -> dict:
     if billing == "PAY_PER_REQUEST":  # on-demand indexes show 0/0, and need throughput again to switch back
         for gsi in entry.gsis:
             gsi.pop("ProvisionedThroughput", None)
-    for member in ("StreamSpecification", "SSESpecification", "TableClass", "DeletionProtectionEnabled",
-                   "OnDemandThroughput", "WarmThroughput"):
+    for member in ("StreamSpecification", "SSESpecification", "TableClass", "DeletionProtectionEnabled"):
         if member in body:
             entry.extra[member] = body[member]
-    entry.table.set_partition_count(partition_count(entry))
+    for member in ("OnDemandThroughput", "WarmThroughput"):  # members left out keep their value
+        if member in body:
+            entry.extra[member] = {**entry.extra.get(member, {}), **body[member]}
     index_updates.apply(entry, body, definitions)
-    refresh_meters(ctx, entry)  # new rates apply from this moment, not from the next request
+    ctx.capacity.configure(entry)  # new rates and partition counts apply from this moment
     out = {"TableDescription": describe(entry, status="UPDATING")}
     index_updates.finish(entry)
     return out
