@@ -85,12 +85,12 @@ def test_settings(dynalocal):
 """)
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
     # the command line overrides the ini file
-    pytester.makepyfile(test_cli="""
+    pytester.makepyfile(test_flag_overrides_ini="""
 def test_settings(dynalocal):
     assert dynalocal.ctx.settings.throttling == "off"
 """)
-    pytester.runpytest("-p", "no:cacheprovider", "--dynalocal-throttling", "off", "test_cli.py").assert_outcomes(
-        passed=1)
+    result = pytester.runpytest("-p", "no:cacheprovider", "--dynalocal-throttling", "off", "test_flag_overrides_ini.py")
+    result.assert_outcomes(passed=1)
 
 
 def test_no_server_and_no_summary_without_the_fixtures(pytester):
