@@ -27,7 +27,7 @@ async function getJSON(url, options) {
 }
 
 const bytes = (n) => n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1048576).toFixed(1)} MB`;
-const pct = (x) => `${Math.round(x * 100)}%`;
+const pct = (x) => (x >= 0.1 || x === 0 ? `${Math.round(x * 100)}%` : `${(x * 100).toFixed(1)}%`);
 
 // -- tables ------------------------------------------------------------------------------------
 
