@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import sys
 
 from .context import Context, Settings
 
@@ -35,6 +36,11 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
 
 
 def main(argv: list[str] | None = None) -> None:
+    argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["streams"]:  # a client tool: `dynalocal streams tail TABLE`
+        from .streams_tail import main as streams_main
+
+        raise SystemExit(streams_main(argv[1:]))
     args = parse_args(argv)
     import uvicorn
 

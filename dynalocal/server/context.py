@@ -61,6 +61,7 @@ class Context(_Record):
                  journal: Any = None,  # server.durability.Durability when there is a data directory
                  ) -> None:
         self.db = Database() if db is None else db
+        self.db.streams.clock = wall_clock  # stream record times, retention and iterator expiry
         self.settings = Settings() if settings is None else settings
         self.clock = clock
         self.wall_clock = wall_clock

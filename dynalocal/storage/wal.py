@@ -11,7 +11,8 @@ sequence of records, each a fixed header then its byte fields:
     kind (u8) | len(name) (u16) | len(a) (u32) | len(b) (u32) | size (u32) | name | a | b
 
 PUT: a = encoded key, b = item JSON, size = item size; DELETE: a = key; META: a = the
-table's metadata JSON; DROP: no fields. Scanning stops at the first frame that is short,
+table's metadata JSON; DROP: no fields; STREAM: name = a stream ARN, a = a stream event
+(storage.streamlog). Scanning stops at the first frame that is short,
 empty or fails its checksum: that frame and everything after it are the torn tail.
 """
 from __future__ import annotations
@@ -29,7 +30,7 @@ from .partition import Record
 MAGIC = b"DLWAL\x00\x01\n"
 FRAME = struct.Struct("<II")
 RECORD = struct.Struct("<BHIII")
-PUT, DELETE, META, DROP = 1, 2, 3, 4
+PUT, DELETE, META, DROP, STREAM = 1, 2, 3, 4, 5
 _SEGMENT = re.compile(r"wal-(\d{8})\.log")
 # fdatasync also persists the file size (needed to read appended data back) but skips mtime: much cheaper.
 _datasync = getattr(os, "fdatasync", os.fsync)
@@ -89,7 +90,7 @@ def decode_group(payload: bytes) -> list[Entry]:
             pos += n
             if kind == PUT:
                 out.append((PUT, name, payload[pos:pos + la], (payload[pos + la:pos + la + lb], size)))
-            elif kind == DELETE or kind == META or kind == DROP:
+            elif kind == DELETE or kind == META or kind == DROP or kind == STREAM:
                 out.append((kind, name, payload[pos:pos + la], None))
             else:
                 raise ValueError(f"unknown record kind {kind}")
