@@ -71,6 +71,10 @@ class ResourceInUseException(DynamoError):
     pass
 
 
+class TableNotFoundException(DynamoError):
+    """The backup operations' form of ResourceNotFound (DescribeContinuousBackups, ...)."""
+
+
 class ConditionalCheckFailedException(DynamoError):
     def __init__(self, item: dict | None = None) -> None:
         extra = {"Item": item} if item is not None else {}

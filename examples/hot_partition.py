@@ -17,7 +17,8 @@ ddb = client(url)
 ddb.create_table(TableName="hot-demo", KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
                  AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
                  ProvisionedThroughput={"ReadCapacityUnits": 3, "WriteCapacityUnits": 50},
-                 Tags=[{"Key": "dynalocal:partitions", "Value": "3"}])
+                 Tags=[{"Key": "dynalocal:partitions", "Value": "3"},
+                       {"Key": "dynalocal:capacity-model", "Value": "classic"}])
 keys = [f"user-{i}" for i in range(12)]
 for k in keys:
     ddb.put_item(TableName="hot-demo", Item={"id": {"S": k}})

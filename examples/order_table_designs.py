@@ -28,7 +28,8 @@ def run(table: str, key_of) -> None:
                      AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"},
                                            {"AttributeName": "sk", "AttributeType": "S"}],
                      ProvisionedThroughput={"ReadCapacityUnits": 10, "WriteCapacityUnits": 240},
-                     Tags=[{"Key": "dynalocal:partitions", "Value": "4"}])
+                     Tags=[{"Key": "dynalocal:partitions", "Value": "4"},
+                           {"Key": "dynalocal:capacity-model", "Value": "classic"}])
     throttled = 0
     for n in range(ORDERS):
         clock.now += 1 / ORDERS_PER_SECOND

@@ -32,6 +32,8 @@ def _check_call(call: A.Call, param: str, functions: dict, as_condition: bool) -
     name = call.name
     arity = functions.get(name)
     if arity is None:
+        if name in UPDATE_FUNCTIONS:  # if_not_exists / list_append outside an update's SET value
+            raise _fail(param, f"The function is not allowed to be used this way in an expression; function: {name}")
         raise _fail(param, f"Invalid function name; function: {name}")
     if (name in BOOLEAN_FUNCTIONS) != as_condition:
         raise _fail(param, f"The function is not allowed to be used this way in an expression; function: {name}")
@@ -188,6 +190,22 @@ def _between_check(node: A.Between, param: str) -> BindCheck | None:
     return check
 
 
+_ORDERING = frozenset(("<", "<=", ">", ">=", "BETWEEN"))
+_ORDERED_TYPES = frozenset(("S", "N", "B"))
+
+
+def _orderable_check(param: str, label: str, operands: tuple) -> BindCheck:
+    """An ordering comparison with an expression attribute value that cannot be ordered (list, map,
+    set, BOOL, NULL) is a ValidationException; an unorderable *item* value just compares false."""
+    def check(names: dict, values: dict) -> None:
+        for node in operands:
+            if isinstance(node, (A.Value, A.Const)):
+                t = static_type(node, values)
+                if t not in _ORDERED_TYPES:
+                    raise _operand_type_error(param, f"operator: {label}", LONG_NAMES[t])
+    return check
+
+
 def bind_checks_condition(tree: object, param: str, out: list | None = None) -> list[BindCheck]:
     """Per-request checks for a condition tree, in textual order."""
     out = [] if out is None else out
@@ -207,6 +225,8 @@ def bind_checks_condition(tree: object, param: str, out: list | None = None) -> 
             operands, label = (tree.subject, *tree.options), "IN"
         for node in operands:
             _operand_checks(node, param, out)
+        if label in _ORDERING:
+            out.append(_orderable_check(param, label, operands))
         if isinstance(tree, A.Between):
             between = _between_check(tree, param)
             if between:

@@ -5,9 +5,8 @@ a repeated request only checks its placeholders, runs the value-dependent checks
 the cached closures with its own ExpressionAttributeNames/Values.
 
 "1 validation error detected: " prefix: current AWS prepends it for PutItem, UpdateItem and
-DeleteItem to the messages AWS-verified to carry it (unused names/values, empty names/values
-maps, empty expressions); we apply it exactly there and nowhere else. Tests should match on
-message suffixes.
+DeleteItem to the empty ExpressionAttributeNames/Values messages; unused names/values and empty
+expressions carry no prefix (spec corrections.md §1, the parity suite run against AWS).
 """
 from __future__ import annotations
 
@@ -141,9 +140,12 @@ def _check_placeholder_maps(names: dict | None, values: dict | None, prefix: str
     if names is not None:
         if not names:
             raise ValidationException(prefix + "ExpressionAttributeNames must not be empty")
-        for key in names:
+        for key, name in names.items():
             if not _valid_key(key, "#"):
                 raise ValidationException(f'ExpressionAttributeNames contains invalid key: Syntax error; key: "{key}"')
+            if name == "":
+                raise ValidationException(f"ExpressionAttributeNames contains invalid value: Empty attribute name "
+                                          f"for key {key}")
     if values is not None:
         if not values:
             raise ValidationException(prefix + "ExpressionAttributeValues must not be empty")
@@ -212,6 +214,10 @@ def compile_request(params: dict, operation: str) -> Compiled:
     present, has_legacy = _check_parameter_mix(params, operation)
     out = Compiled()
     if has_legacy:
+        if params.get("ConditionalOperator") is not None and not params.get("Expected") \
+                and operation in PREFIXED_OPERATIONS:  # the single-item writes: Expected is the only map it joins
+            raise ValidationException("One or more parameter values were invalid: ConditionalOperator cannot be "
+                                      "used without Expected")
         _compile_legacy(params, out)
     names_map = params.get("ExpressionAttributeNames")
     values_map = params.get("ExpressionAttributeValues")
@@ -223,7 +229,7 @@ def compile_request(params: dict, operation: str) -> Compiled:
     for param in present:
         text = params[param]
         if text == "":
-            raise ValidationException(f"{prefix}Invalid {param}: The expression can not be empty;")
+            raise ValidationException(f"Invalid {param}: The expression can not be empty;")
         tpl = template(param, text)
         _bind(tpl, param, names, values)
         used_names.update(tpl.names)
@@ -242,9 +248,9 @@ def compile_request(params: dict, operation: str) -> Compiled:
     unused = [k for k in names if k not in used_names]
     if unused:
         raise ValidationException(
-            f"{prefix}Value provided in ExpressionAttributeNames unused in expressions: keys: {{{', '.join(unused)}}}")
+            f"Value provided in ExpressionAttributeNames unused in expressions: keys: {{{', '.join(unused)}}}")
     unused = [k for k in values if k not in used_values]
     if unused:
         raise ValidationException(
-            f"{prefix}Value provided in ExpressionAttributeValues unused in expressions: keys: {{{', '.join(unused)}}}")
+            f"Value provided in ExpressionAttributeValues unused in expressions: keys: {{{', '.join(unused)}}}")
     return out

@@ -42,8 +42,15 @@ def _check_values(op: str, values: list, restrict_equality: bool) -> None:
             "The BETWEEN condition was provided a range where the lower bound is greater than the upper bound")
 
 
+def _named(name: str) -> str:
+    """A legacy parameter's attribute name; an empty one is refused as everywhere else."""
+    if not name:
+        raise invalid("Empty attribute name")
+    return name
+
+
 def _node(name: str, op: str, values: list) -> object:
-    path = A.Path((name,), placeholders=False)
+    path = A.Path((_named(name),), placeholders=False)
     consts = [A.Const(av) for av in values]
     if op in _COMPARATORS:
         return A.Compare(_COMPARATORS[op], path, consts[0])
@@ -108,7 +115,7 @@ def filter_tree(conditions: dict, operator: str | None) -> object | None:
     for name, cond in conditions.items():
         op = cond.get("ComparisonOperator")
         values = cond.get("AttributeValueList") or []
-        _check_values(op, values, restrict_equality=True)
+        _check_values(op, values, restrict_equality=False)  # EQ / NE take every type, L, M, BOOL, NULL too
         nodes.append(_node(name, op, values))
     return _combine(nodes, operator)
 
@@ -120,7 +127,7 @@ def key_conditions(conditions: dict) -> list[tuple[str, str, list[dict]]]:
         op = cond.get("ComparisonOperator")
         values = cond.get("AttributeValueList") or []
         _check_values(op, values, restrict_equality=True)
-        leaves.append((name, op, values))
+        leaves.append((_named(name), op, values))
     if not 1 <= len(leaves) <= 2:
         raise ValidationException("Conditions can be of length 1 or 2 only")
     for _, op, _ in leaves:
@@ -135,7 +142,7 @@ def attribute_updates(updates: dict) -> A.UpdateExpr:
     for name, update in updates.items():
         action = update.get("Action") or "PUT"
         value = update.get("Value")
-        path = A.Path((name,), placeholders=False)
+        path = A.Path((_named(name),), placeholders=False)
         if value is None:
             if action != "DELETE":
                 raise invalid("Only DELETE action is allowed when no attribute value is specified")
@@ -155,6 +162,7 @@ def attributes_to_get(names: list[str]) -> list[tuple]:
     """AttributesToGet as top-level projection paths (duplicates rejected)."""
     seen: set[str] = set()
     for name in names:
+        _named(name)
         if name in seen:
             raise invalid(f"Duplicate value in attribute name: {name}")
         seen.add(name)

@@ -1,58 +1,53 @@
 """dynalocal's own HTTP endpoints: health, per-partition statistics, Prometheus metrics."""
 from __future__ import annotations
 
-import base64
-
 from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from ..storage.capacity.report import meter_data
 from ..storage.database import TableEntry
-from ..storage.table import ItemStore
-from ..storage.throttle import TableMeter
 from .context import Context
 from .durability import reset_database
-from .throttling import index_meter, table_meter
 
 HOT_KEYS_SHOWN = 5
 
 
-def _show_key(kind: str, pk_prefix: bytes) -> str:
-    raw = pk_prefix[10:]
-    if kind == "B":
-        return base64.b64encode(raw).decode()
-    return raw.decode("utf-8", "replace")
-
-
 def partition_stats(ctx: Context, entry: TableEntry) -> list[dict]:
     """Per-partition figures of a table: items, bytes, units consumed, throttle events, hottest keys."""
-    return _store_stats(ctx, entry.table, table_meter(ctx, entry), entry.table.schema.hash_type)
+    m = ctx.capacity.meter(entry)
+    return _store_stats(meter_data(entry, m, entry.table, entry.table.schema.hash_type, ctx.clock()))
 
 
 def index_stats(ctx: Context, entry: TableEntry) -> dict[str, list[dict]]:
     """Per-partition figures of each GSI (LSIs live in, and are counted by, the table's partitions)."""
-    return {name: _store_stats(ctx, index, index_meter(ctx, entry, index), index.schema.hash_type)
+    return {name: _store_stats(meter_data(entry, ctx.capacity.index_meter(entry, index), index,
+                                          index.schema.hash_type, ctx.clock()))
             for name, index in entry.table.indexes.items() if index.is_global}
 
 
-def _store_stats(ctx: Context, store: ItemStore, meter: TableMeter, kind: str) -> list[dict]:
+def _store_stats(data: dict) -> list[dict]:
+    """The partitions of a capacity report (storage.capacity.report) in this page's flat form."""
     out = []
-    for i, (part, m) in enumerate(zip(store.partitions, meter.partitions)):
-        m.note_key(b"", 0, ctx.clock())  # apply decay before reporting
-        del m.hot[b""]
+    provisioned = data["provisioned"] if data["model"] == "classic" else None
+    count = data["partition_count"]
+    for p in data["partitions"]:
+        totals = p["totals"]
         out.append({
-            "index": i,
-            "token_range": [f"{part.lo:016x}", f"{part.hi - 1:016x}"],
-            "items": len(part),
-            "size_bytes": part.size_bytes,
-            "read_units_consumed": m.read_units,
-            "write_units_consumed": m.write_units,
-            "read_throttle_events": m.read_throttles,
-            "write_throttle_events": m.write_throttles,
-            "read_capacity_per_second": m.read.rate if m.read is not None else None,
-            "write_capacity_per_second": m.write.rate if m.write is not None else None,
-            "hot_keys": [{"key": _show_key(kind, k), "units": round(v, 3)}
-                         for k, v in m.hot.most_common(HOT_KEYS_SHOWN)],
+            "index": p["index"],
+            "token_range": p["token_range"],
+            "items": p["items"],
+            "size_bytes": p["size_bytes"],
+            "read_units_consumed": totals["read_units"],
+            "write_units_consumed": totals["write_units"],
+            "read_throttle_events": sum(p["throttles"]["read"].values()),
+            "write_throttle_events": sum(p["throttles"]["write"].values()),
+            "throttles_by_cause": p["throttles"],
+            # a classic partition's share of the provisioned rate; adaptive partitions have none
+            "read_capacity_per_second": provisioned["read"] / count if provisioned else None,
+            "write_capacity_per_second": provisioned["write"] / count if provisioned else None,
+            "hot_keys": [{"key": k["key"], "units": round(k["read_units"] + k["write_units"], 3)}
+                         for k in p["keys"][:HOT_KEYS_SHOWN]],
         })
     return out
 

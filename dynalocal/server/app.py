@@ -25,7 +25,6 @@ MAX_BODY = 16 * 1024 * 1024
 TARGET_PREFIXES = ("DynamoDB_20120810.", "DynamoDB_20111205.")
 ACCEPTED_TYPES = (b"application/x-amz-json-1.0", b"application/x-amz-json-1.1", b"application/json")
 NOT_FOUND_BODY = b"<UnknownOperationException/>\n"
-HEALTH_BODY = b"healthy: dynamodb.us-east-1.amazonaws.com "
 
 
 def dispatch(ctx: Context, target: str | None, raw: bytes) -> tuple[int, bytes]:
@@ -77,11 +76,17 @@ class DynamoApp:
         if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == "/":
             await self._dynamo(scope, receive, send)
         elif scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == "/":
-            await _send(send, 200, HEALTH_BODY, b"text/plain")
+            await _send(send, 200, self.health_body(dict(scope["headers"]).get(b"host")), b"text/plain")
         elif scope["type"] == "http" and not scope["path"].startswith("/_dynalocal/"):
             await _send(send, 404, NOT_FOUND_BODY, b"text/plain")
         else:
             await self.admin()(scope, receive, send)
+
+    def health_body(self, host: bytes | None) -> bytes:
+        """`GET /`: `healthy: <the host:port the client addressed>`, as DynamoDB answers (its Host header)."""
+        if not host:
+            host = f"{self.ctx.settings.host}:{self.ctx.settings.port}".encode()
+        return b"healthy: " + host
 
     def admin(self):
         """The Starlette app serving dynalocal's own endpoints."""
@@ -99,6 +104,13 @@ class DynamoApp:
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
+                try:
+                    for hook in self.ctx.startup:  # e.g. --init seed data, before the first request
+                        await hook()
+                except Exception as err:
+                    log.error("dynalocal could not start: %s", err)
+                    await send({"type": "lifespan.startup.failed", "message": str(err)})
+                    return
                 task = asyncio.get_running_loop().create_task(self._sweep_forever())
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":

@@ -18,7 +18,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--ttl-interval", type=float, default=1.0,
                         help="seconds between sweeps that delete expired TTL items (default 1)")
     parser.add_argument("--burst-seconds", type=float, default=300.0,
-                        help="seconds of unused partition capacity kept as burst (default 300)")
+                        help="seconds of unused provisioned capacity kept as burst (default 300; 0: none)")
+    parser.add_argument("--partition-burst-seconds", type=float, default=5.0,
+                        help="seconds of a partition's 3000 RCU / 1000 WCU ceiling kept as burst (default 5; 0: none)")
+    parser.add_argument("--capacity-model", default="adaptive", choices=["adaptive", "classic"],
+                        help="adaptive: DynamoDB today (table-level capacity, partition ceilings); classic: fixed "
+                             "1/N shares per partition (per table: tag dynalocal:capacity-model)")
     parser.add_argument("--data-dir", default=None,
                         help="persist tables and items in this directory (default: in memory only)")
     parser.add_argument("--sync", default="batch", choices=["always", "batch", "none"],
@@ -32,6 +37,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                         help="seconds a client has to send a whole request (default 30)")
     parser.add_argument("--keep-alive-timeout", type=int, default=5,
                         help="seconds an idle keep-alive connection stays open (default 5)")
+    parser.add_argument("--init", action="append", default=[], metavar="FILE",
+                        help="at start, create the tables (and load the items) of a JSON seed file or a "
+                             "CloudFormation/SAM template; may be repeated")
     return parser.parse_args(argv)
 
 
@@ -49,6 +57,8 @@ def main(argv: list[str] | None = None) -> None:
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     ctx = Context(settings=Settings(host=args.host, port=args.port, throttling=args.throttling,
                                    burst_seconds=args.burst_seconds, ttl_interval=args.ttl_interval,
+                                   partition_burst_seconds=args.partition_burst_seconds,
+                                   capacity_model=args.capacity_model,
                                    allow_reset=not args.no_reset, data_dir=args.data_dir, sync=args.sync,
                                    sync_interval=args.sync_interval_ms / 1000,
                                    snapshot_bytes=int(args.snapshot_mb * 1024 * 1024)))
@@ -59,6 +69,14 @@ def main(argv: list[str] | None = None) -> None:
             Durability.open(ctx)
         except STARTUP_ERRORS as err:
             raise SystemExit(f"dynalocal: cannot use --data-dir {args.data_dir}: {err}") from None
+    if args.init:
+        from ..seed.template import SeedError
+        from .seeding import seed_hook
+
+        try:
+            ctx.startup.append(seed_hook(ctx, args.init))
+        except SeedError as err:
+            raise SystemExit(f"dynalocal: cannot use --init {err}") from None
     server = uvicorn.Server(server_config(create_app(ctx), args.host, args.port, args.log_level,
                                          args.request_timeout, args.keep_alive_timeout))
     try:

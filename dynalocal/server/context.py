@@ -8,6 +8,7 @@ from __future__ import annotations
 import time
 from typing import Any, Callable
 
+from ..storage.capacity.registry import Capacity
 from ..storage.database import Database
 
 
@@ -31,7 +32,10 @@ class Settings(_Record):
 
     def __init__(self, host: str = "127.0.0.1", port: int = 8000,
                  throttling: str = "enforce",  # enforce | report | off
-                 burst_seconds: float = 300.0, allow_reset: bool = True,
+                 burst_seconds: float = 300.0,  # unused provisioned capacity kept (seconds of the rate)
+                 partition_burst_seconds: float = 5.0,  # seconds of a partition's ceiling kept as burst
+                 capacity_model: str = "adaptive",  # adaptive | classic (see storage.capacity.meter)
+                 allow_reset: bool = True,
                  ttl_interval: float = 1.0,  # seconds between sweeps for expired TTL items
                  data_dir: str | None = None,  # persist here (write-ahead log + snapshots); None = in memory only
                  sync: str = "batch",  # always | batch | none: when the log is fsynced (see server.groupcommit)
@@ -42,6 +46,8 @@ class Settings(_Record):
         self.port = port
         self.throttling = throttling
         self.burst_seconds = burst_seconds
+        self.partition_burst_seconds = partition_burst_seconds
+        self.capacity_model = capacity_model
         self.allow_reset = allow_reset
         self.ttl_interval = ttl_interval
         self.data_dir = data_dir
@@ -59,12 +65,24 @@ class Context(_Record):
                  expiry: dict | None = None,  # table name -> storage.ttl.ExpiryIndex
                  tokens: dict | None = None,  # ClientRequestToken -> (fingerprint, response, monotonic time)
                  journal: Any = None,  # server.durability.Durability when there is a data directory
+                 capacity: Capacity | None = None,  # every table's capacity meters
+                 startup: list | None = None,  # async callables run once at server start, before serving
                  ) -> None:
         self.db = Database() if db is None else db
         self.db.streams.clock = wall_clock  # stream record times, retention and iterator expiry
         self.settings = Settings() if settings is None else settings
-        self.clock = clock
+        self.capacity = Capacity(self.settings, clock) if capacity is None else capacity
         self.wall_clock = wall_clock
         self.expiry = {} if expiry is None else expiry
         self.tokens = {} if tokens is None else tokens
         self.journal = journal
+        self.startup = [] if startup is None else startup
+
+    @property
+    def clock(self) -> Callable[[], float]:
+        """The capacity clock (monotonic seconds); assigning it moves the meters to the new clock."""
+        return self.capacity.clock
+
+    @clock.setter
+    def clock(self, value: Callable[[], float]) -> None:
+        self.capacity.clock = value

@@ -9,9 +9,10 @@ order it raises:
    (texts of spec types-and-items.md §6). Two mismatches are coerced in place, as DynamoDB does:
    Boolean members given "true"/"false"/"1"/"0"/"yes"/"no" (any case) become bools, and
    Integer/Long members given non-integral numbers are truncated. So `body` may be modified.
-2. A TableName (top-level `TableName` member that is not an ARN) shorter than 3 or longer than 255
-   characters: ValidationException `TableName must be at least 3 characters long and at most 255
-   characters long`, alone (spec operations.md §0, dynalite's recording).
+2. An invalid top-level TableName: only its own constraint errors, in the constraint form
+   (spec corrections.md §1: `Value '' ... length greater than or equal to 1` for the TableArn
+   shape's minimum, else pattern / `>= 3` / `<= 255`); a missing one is `Value null ...`, or for
+   CreateTable `The parameter 'TableName' is required but was not present in the request`.
 3. Model constraints (required, enum, length, pattern, range), up to 10 collected into one
    ValidationException: `N validation error(s) detected: Value '<v>' at '<path>' failed to satisfy
    constraint: <c>; ...`.
@@ -30,16 +31,16 @@ Unclear-spec choices (see also shapes.py):
   empty body), a list -> `Start of list found where not expected`, a scalar -> `Unexpected value
   type in payload` (the same forms `app.dispatch` uses; scylla accepts any SerializationException).
 * Missing required members use the constraint form (`Value null at 'tableName' failed to satisfy
-  constraint: Member must not be null`), not dynalite's older `The parameter 'TableName' is
-  required but was not present in the request`.
+  constraint: Member must not be null`), except CreateTable's TableName (above).
 * Table names: the model types them as TableArn (1..1024). Values starting with `arn:` are
   checked as ARNs (length <= 1024 only); other values get the classic name rules: pattern
-  `[a-zA-Z0-9_.-]+` and length 3..255. At top level a bad length gives the special message above
-  (and wins over other constraint errors, as in dynalite where it is thrown before them); nested
-  (e.g. `transactItems.1.member.put.tableName`) it is reported in constraint form, and for
-  RequestItems keys as `Map keys must satisfy constraint: [Member must have length less than or
-  equal to 255, Member must have length greater than or equal to 3, Member must satisfy regular
-  expression pattern: [a-zA-Z0-9_.-]+]`.
+  `[a-zA-Z0-9_.-]+` and length 3..255. Nested (e.g. `transactItems.1.member.put.tableName`) they
+  are reported in constraint form beside other errors, and for RequestItems keys as `Map keys
+  must satisfy constraint: [Member must have length less than or equal to 255, Member must have
+  length greater than or equal to 3, Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+]`.
+* DynamoDB's own forms: BatchGetItem's per-table Keys over 100 is `Value at
+  'RequestItems.<t>.member.Keys' ...` (no value, capitalised path); `RequestItems: {}` is `The
+  requestItems parameter is required for BatchGetItem` (BatchWriteItem likewise).
 * Order of several errors: model member order (ProvisionedThroughput: write before read, per the
   spec example); within a string, pattern then min length then max length. Lengths count UTF-16
   code units (Java String.length()).
@@ -60,8 +61,9 @@ from .shapes import Node, render
 __all__ = ["validate", "compile_operation"]
 
 NOT_NULL = "Member must not be null"
-TABLE_NAME_MESSAGE = "TableName must be at least 3 characters long and at most 255 characters long"
+CREATE_TABLE_NAME_MISSING = "The parameter 'TableName' is required but was not present in the request"
 MAX_ERRORS = 10
+_BATCH_OPERATIONS = ("BatchGetItem", "BatchWriteItem")
 
 
 def _len_min(n: int) -> str:
@@ -213,12 +215,12 @@ class _Gen:
     def emit(self, ind: int, line: str) -> None:
         self.lines.append("    " * ind + line)
 
-    def err(self, ind: int, v: str, path: list, constraint: str, node: Node | None = None) -> None:
+    def err(self, ind: int, v: str, path: list, constraint: str, node: Node | None = None, sink: str = "errs") -> None:
         c = self.const(constraint)
         if node is None:
-            self.emit(ind, f"errs.append(_e({v}, {_path_expr(path)}, {c}))")
+            self.emit(ind, f"{sink}.append(_e({v}, {_path_expr(path)}, {c}))")
         else:
-            self.emit(ind, f"errs.append(_en({v}, {self.const(node)}, {_path_expr(path)}, {c}))")
+            self.emit(ind, f"{sink}.append(_en({v}, {self.const(node)}, {_path_expr(path)}, {c}))")
 
     # value: type test, then its own constraints, then its children
     def value(self, node: Node, v: str, path: list, ind: int, top: bool = False, own: bool = True) -> None:
@@ -261,7 +263,13 @@ class _Gen:
             self.err(ind + 1, v, path, _len_min(node.min), node)
         if node.max is not None:
             self.emit(ind, f"if len({v}) > {node.max}:")
-            self.err(ind + 1, v, path, _len_max(node.max), node)
+            if node.name == "KeyList":  # BatchGetItem's per-table keys: DynamoDB's own form, no value shown
+                shown = [p.replace("requestItems", "RequestItems").replace(".keys", ".Keys") if isinstance(p, str)
+                         else p for p in path]
+                self.emit(ind + 1, f"errs.append('Value at ' + repr({_path_expr(shown)}) + "
+                                   f"{' failed to satisfy constraint: ' + _len_max(node.max)!r})")
+            else:
+                self.err(ind + 1, v, path, _len_max(node.max), node)
 
     def string(self, node: Node, v: str, path: list, ind: int, top: bool) -> None:
         if node.table:
@@ -275,7 +283,7 @@ class _Gen:
             self.err(ind + 1, v, path, _pattern(node.pattern))
         self.string_length(node.min, node.max, v, path, ind)
 
-    def string_length(self, mn: int | None, mx: int | None, v: str, path: list, ind: int) -> None:
+    def string_length(self, mn: int | None, mx: int | None, v: str, path: list, ind: int, sink: str = "errs") -> None:
         if mn is None and mx is None:
             return
         conds = []
@@ -291,34 +299,36 @@ class _Gen:
         self.emit(ind + 1, f"{n} = _jl({v})")
         if mn is not None and mn > 0:
             self.emit(ind + 1, f"if {n} < {mn}:")
-            self.err(ind + 2, v, path, _len_min(mn))
+            self.err(ind + 2, v, path, _len_min(mn), sink=sink)
         if mx is not None:
             self.emit(ind + 1, f"if {n} > {mx}:")
-            self.err(ind + 2, v, path, _len_max(mx))
+            self.err(ind + 2, v, path, _len_max(mx), sink=sink)
 
     def table_name(self, node: Node, v: str, path: list, ind: int, top: bool) -> None:
+        """Table name or ARN. At top level its errors go to `tn`: when the name is invalid DynamoDB
+        reports only the tableName constraints (corrections §1)."""
         lo, hi = shapes.TABLE_NAME_MIN, shapes.TABLE_NAME_MAX
+        sink = "tn" if top else "errs"
         if node.table == "arn":
             self.emit(ind, f"if {v}.startswith('arn:'):")
-            self.string_length(None, node.max, v, path, ind + 1)
+            self.string_length(None, node.max, v, path, ind + 1, sink)
             self.emit(ind, f"elif {v} not in _TN_OK:")
         else:
             self.emit(ind, f"if {v} not in _TN_OK:")
         n = self.var("n")
         self.emit(ind + 1, f"{n} = _jl({v})")
-        if top:
-            self.emit(ind + 1, f"if {n} < {lo} or {n} > {hi}:")
-            self.emit(ind + 2, f"if sp is None: sp = {TABLE_NAME_MESSAGE!r}")
-            self.emit(ind + 1, f"elif _TN_RX({v}) is None:")
-            self.err(ind + 2, v, path, _pattern(shapes.TABLE_NAME_PATTERN))
+        if top and node.table == "arn":  # the model's TableArn minimum (1) comes first: '' gets only that
+            self.emit(ind + 1, f"if {n} < 1:")
+            self.err(ind + 2, v, path, _len_min(1), sink=sink)
+            self.emit(ind + 1, f"elif {n} < {lo} or {n} > {hi} or _TN_RX({v}) is None:")
         else:
             self.emit(ind + 1, f"if {n} < {lo} or {n} > {hi} or _TN_RX({v}) is None:")
-            self.emit(ind + 2, f"if _TN_RX({v}) is None:")
-            self.err(ind + 3, v, path, _pattern(shapes.TABLE_NAME_PATTERN))
-            self.emit(ind + 2, f"if {n} < {lo}:")
-            self.err(ind + 3, v, path, _len_min(lo))
-            self.emit(ind + 2, f"if {n} > {hi}:")
-            self.err(ind + 3, v, path, _len_max(hi))
+        self.emit(ind + 2, f"if _TN_RX({v}) is None:")
+        self.err(ind + 3, v, path, _pattern(shapes.TABLE_NAME_PATTERN), sink=sink)
+        self.emit(ind + 2, f"if {n} < {lo}:")
+        self.err(ind + 3, v, path, _len_min(lo), sink=sink)
+        self.emit(ind + 2, f"if {n} > {hi}:")
+        self.err(ind + 3, v, path, _len_max(hi), sink=sink)
         self.emit(ind + 1, "elif len(_TN_OK) < 4096:")
         self.emit(ind + 2, f"_TN_OK.add({v})")
 
@@ -357,7 +367,7 @@ class _Gen:
         self.emit(ind, f"{x} = {v}.get({wire!r})")
         if required:
             self.emit(ind, f"if {x} is None:")
-            self.err(ind + 1, "None", mpath, NOT_NULL)
+            self.err(ind + 1, "None", mpath, NOT_NULL, sink="tn" if top and wire == "TableName" else "errs")
             self.emit(ind, "else:")
         else:
             self.emit(ind, f"if {x} is not None:")
@@ -454,9 +464,9 @@ class _Gen:
 def _generate(operation: str, root: Node) -> tuple[str, dict]:
     gen = _Gen(root)
     gen.emit(0, "def check(body, errs):")
-    gen.emit(1, "sp = None")
+    gen.emit(1, "tn = []")
     gen.constraints(root, "body", [], 1, top=True)
-    gen.emit(1, "return sp")
+    gen.emit(1, "return tn or None")
     return "\n".join(gen.lines) + "\n", gen.consts
 
 
@@ -523,8 +533,12 @@ def validate(operation: str, body: dict) -> None:
             if special is _R:  # pragma: no cover - fast and slow type checks disagree: a bug
                 raise RuntimeError(f"validator for {operation} restarted twice")
         if special is not None:
-            raise ValidationException(special)
+            errs = special  # the top-level tableName is invalid: only its errors are reported
+            if operation == "CreateTable" and body.get("TableName") is None:
+                raise ValidationException(CREATE_TABLE_NAME_MISSING)
     if errs:
+        if operation in _BATCH_OPERATIONS and body.get("RequestItems") == {}:
+            raise ValidationException(f"The requestItems parameter is required for {operation}")
         n = min(len(errs), MAX_ERRORS)
         raise ValidationException(f"{n} validation error{'s' if n > 1 else ''} detected: " +
                                   "; ".join(errs[:MAX_ERRORS]))

@@ -16,8 +16,6 @@ from .table import Table
 
 ACCOUNT = "000000000000"
 REGION = "us-east-1"
-# Assigning one of these makes the capacity meter check its configuration again.
-METER_SETTINGS = frozenset({"billing_mode", "read_capacity", "write_capacity"})
 
 
 @dataclass
@@ -39,17 +37,9 @@ class TableEntry:
     extra: dict[str, Any] = field(default_factory=dict)  # other description members, echoed
     ttl_attribute: str | None = None  # TimeToLive attribute name while TTL is enabled
     point_in_time_recovery: bool = False
+    # when the table last became PAY_PER_REQUEST (None: created so, or never); BillingModeSummary shows it
+    pay_per_request_since: float | None = None
     contributor_insights: dict[str | None, str] = field(default_factory=dict)  # index (None = table) -> status
-    meter: Any = None  # the table's capacity meter (storage.throttle.TableMeter), built on first use
-    meter_config: tuple = ()
-    # table.partitions when meter_config was last found current (server.throttling.table_meter)
-    meter_layout: Any = field(default=None, compare=False, repr=False)
-    throttle_logged: bool = False
-
-    def __setattr__(self, name: str, value: Any) -> None:
-        if name in METER_SETTINGS:
-            object.__setattr__(self, "meter_layout", None)
-        object.__setattr__(self, name, value)
 
     @property
     def name(self) -> str:

@@ -101,6 +101,18 @@ class Index(ItemStore):
             key += escape(sort_bytes(schema.range_type, r)) + TERM  # type: ignore[arg-type]
         return key + table_key
 
+    def oversized_key(self, item: dict) -> str | None:
+        """The index key attribute of `item` beyond DynamoDB's key size limits (2048 bytes for the
+        partition key, 1024 for the sort key), or None."""
+        schema = self.schema
+        for name, kind, limit in ((schema.hash_name, schema.hash_type, 2048), (schema.range_name, schema.range_type, 1024)):
+            if name is None or kind == "N":
+                continue
+            value = (item.get(name) or {}).get(kind)
+            if value is not None and len(raw_bytes(kind, value)) > limit:
+                return name
+        return None
+
     def start_key(self, esk: dict) -> bytes:
         """Store key of a validated ExclusiveStartKey (index keys plus table keys)."""
         key = self.store_key(esk, self.table_schema.encode_item(esk))
@@ -143,7 +155,7 @@ class Index(ItemStore):
             for key, record in part.items():
                 item = orjson.loads(record[0])
                 store_key = self.store_key(item, key)
-                if store_key is not None:
+                if store_key is not None and self.oversized_key(item) is None:  # DynamoDB skips those
                     self.partition_of(store_key).put(store_key, self.entry(item, record))
 
 
@@ -193,7 +205,8 @@ def build_indexes(table: Table, gsis: list[dict], lsis: list[dict], definitions:
 
 
 def check_index_keys(table: Table, item: dict, update: bool = False) -> None:
-    """Reject a written item whose index key attribute has the wrong type or is empty."""
+    """Reject a written item whose index key attribute has the wrong type, is empty or too large.
+    (`update`: the item comes from UpdateItem; DynamoDB's messages are the same.)"""
     for index in table.indexes.values():
         schema = index.schema
         for name, kind in ((schema.hash_name, schema.hash_type), (schema.range_name, schema.range_type)):
@@ -203,10 +216,7 @@ def check_index_keys(table: Table, item: dict, update: bool = False) -> None:
             if av is None:
                 continue
             ((actual, value),) = av.items()
-            if actual != kind:
-                if update:
-                    raise ValidationException(
-                        "The update expression attempted to update the secondary index key to unsupported type")
+            if actual != kind:  # also through UpdateItem: DynamoDB says "Type mismatch" (corrections §1)
                 raise invalid(f"Type mismatch for Index Key {name} Expected: {kind} Actual: {actual} "
                               f"IndexName: {index.name}")
             if value == "":
@@ -214,12 +224,11 @@ def check_index_keys(table: Table, item: dict, update: bool = False) -> None:
                     "One or more parameter values are not valid. A value specified for a secondary index key is not "
                     "supported. The AttributeValue for a key attribute cannot contain an empty "
                     f"{'string' if kind == 'S' else 'binary'} value. IndexName: {index.name}, IndexKey: {name}")
-            if kind != "N":
-                limit = 2048 if name == schema.hash_name else 1024
-                if len(raw_bytes(kind, value)) > limit:
-                    if name == schema.hash_name:
-                        raise invalid(f"Size of hashkey has exceeded the maximum size limit of{limit} bytes")
-                    raise invalid(f"Aggregated size of all range keys has exceeded the size limit of {limit} bytes")
+        oversized = index.oversized_key(item)
+        if oversized is not None and oversized not in table.schema.names:
+            if oversized == schema.hash_name:
+                raise invalid("Size of hashkey has exceeded the maximum size limit of2048 bytes")
+            raise invalid("Aggregated size of all range keys has exceeded the size limit of 1024 bytes")
 
 
 __all__ = ["Index", "TERM", "TERM_NEXT", "escape", "maintain", "attach", "detach", "build_indexes",

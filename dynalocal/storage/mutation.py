@@ -6,6 +6,7 @@ decoded at most once, lazily: a handler that already holds the decoded dicts pas
 """
 from __future__ import annotations
 
+from contextvars import ContextVar
 from typing import TYPE_CHECKING
 
 import orjson
@@ -22,6 +23,10 @@ RECOVERY = "recovery"
 PARTIQL = "partiql"
 ROLLBACK = "rollback"
 
+# Origin of the mutations made while serving the current request when none is given: PartiQL
+# sets PARTIQL around the operation handlers it runs statements through.
+current_origin: ContextVar[str] = ContextVar("mutation_origin", default=REQUEST)
+
 
 class Mutation:
     """One put (`new` is a record) or delete (`new` is None) of the item at `key`.
@@ -35,10 +40,10 @@ class Mutation:
     __slots__ = ("key", "new", "origin", "old", "table", "part", "seq", "owed", "_old_item", "_new_item")
 
     def __init__(self, key: bytes, new: Record | None, new_item: dict | None = None,
-                 old_item: dict | None = None, origin: str = REQUEST) -> None:
+                 old_item: dict | None = None, origin: str | None = None) -> None:
         self.key = key
         self.new = new
-        self.origin = origin
+        self.origin = origin if origin is not None else current_origin.get()
         self.old: Record | None = None
         self._new_item = new_item
         self._old_item = old_item

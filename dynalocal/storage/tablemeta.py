@@ -1,8 +1,8 @@
 """A table's metadata as persisted bytes, and its restoration into a Database.
 
-Every TableEntry field is persisted except the runtime ones (the data itself, capacity
-meters), so fields added to TableEntry later are persisted without changes here. The
-partition count is stored too, so snapshot chunks land in the partitions they came from.
+Every TableEntry field is persisted except the data itself (capacity meters live in
+storage.capacity), so fields added to TableEntry later are persisted without changes here.
+The partition count is stored too, so snapshot chunks land in the partitions they came from.
 """
 from __future__ import annotations
 
@@ -17,7 +17,7 @@ from .index import build_indexes, schema_of
 
 log = logging.getLogger("dynalocal.durability")
 
-RUNTIME_FIELDS = frozenset({"table", "meter", "meter_config", "meter_layout", "throttle_logged"})
+RUNTIME_FIELDS = frozenset({"table"})
 PERSISTED_FIELDS = tuple(f.name for f in dataclasses.fields(TableEntry) if f.name not in RUNTIME_FIELDS)
 
 

@@ -27,7 +27,8 @@ class FakeClock:
 
 def _server(throttling: str = "enforce", burst: float = 2.0):
     clock = FakeClock()
-    live = LiveServer(Context(settings=Settings(throttling=throttling, burst_seconds=burst), clock=clock))
+    live = LiveServer(Context(settings=Settings(throttling=throttling, burst_seconds=burst, partition_burst_seconds=1.0),
+                              clock=clock))
     live.clock = clock
     return live
 
@@ -46,12 +47,17 @@ def client(live):
 _names = iter(range(10**6))
 
 
-def _table(client, provisioned=None, partitions=None, range_key=False):
+def _table(client, provisioned=None, partitions=None, range_key=False, classic=False):
     name = f"cap-{next(_names)}"
     kwargs = {"ProvisionedThroughput": {"ReadCapacityUnits": provisioned[0], "WriteCapacityUnits": provisioned[1]}} \
         if provisioned else {"BillingMode": "PAY_PER_REQUEST"}
+    tags = []
     if partitions:
-        kwargs["Tags"] = [{"Key": "dynalocal:partitions", "Value": str(partitions)}]
+        tags.append({"Key": "dynalocal:partitions", "Value": str(partitions)})
+    if classic:
+        tags.append({"Key": "dynalocal:capacity-model", "Value": "classic"})
+    if tags:
+        kwargs["Tags"] = tags
     keys = [{"AttributeName": "id", "KeyType": "HASH"}]
     defs = [{"AttributeName": "id", "AttributeType": "S"}]
     if range_key:
@@ -154,8 +160,22 @@ def test_throttled_writes_change_nothing(live, client):
     assert "Item" not in client.get_item(TableName=table, Key={"id": {"S": "c"}})
 
 
-def test_partitions_share_the_table_rate_and_cold_partitions_keep_serving(live, client):
-    table = _table(client, provisioned=(30, 100), partitions=3)  # 10 RCU/s, 20 units burst each
+def test_adaptive_model_lets_one_partition_use_the_whole_table_rate(live, client):
+    """Adaptive capacity: imbalance alone is not throttled; the table's rate (and burst) is the cap."""
+    table = _table(client, provisioned=(30, 100), partitions=3)  # 30 RCU/s, 60 units of burst in all
+    keys = [f"key-{i}" for i in range(30)]
+    for k in keys:
+        client.put_item(TableName=table, Item={"id": {"S": k}})
+    served, err = _reads_until_throttled(client, table, keys[0])
+    assert served == 60 and _is_throttle(err)
+    assert err.response["ThrottlingReasons"][0]["reason"] == "TableReadProvisionedThroughputExceeded"
+    with pytest.raises(ClientError) as info:  # the table's capacity is spent: every partition refuses
+        client.get_item(TableName=table, Key={"id": {"S": keys[1]}}, ConsistentRead=True)
+    assert _is_throttle(info.value)
+
+
+def test_classic_model_gives_each_partition_a_share_and_cold_partitions_keep_serving(live, client):
+    table = _table(client, provisioned=(30, 100), partitions=3, classic=True)  # 10 RCU/s, 20 units burst each
     keys = [f"key-{i}" for i in range(30)]
     for k in keys:
         client.put_item(TableName=table, Item={"id": {"S": k}})

@@ -117,7 +117,8 @@ def test_index_key_type_is_checked_on_writes(ddb, orders):
     with pytest.raises(ClientError) as info:
         ddb.update_item(TableName=orders, Key={"pk": {"S": "c0"}, "sk": {"S": "o00"}},
                         UpdateExpression="SET amt = :t", ExpressionAttributeValues={":t": {"S": "x"}})
-    assert "secondary index key" in _error(info)[1]
+    assert _error(info)[1] == ("One or more parameter values were invalid: Type mismatch for Index Key amt "
+                               "Expected: N Actual: S IndexName: byStatus")
     with pytest.raises(ClientError) as info:
         ddb.batch_write_item(RequestItems={orders: [{"PutRequest": {"Item": {
             "pk": {"S": "x"}, "sk": {"S": "y"}, "customer": {"N": "1"}}}}]})
@@ -212,8 +213,8 @@ def test_update_table_gsi_errors(ddb, make_table):
     with pytest.raises(ClientError) as info:
         ddb.update_table(TableName=table, AttributeDefinitions=defs, GlobalSecondaryIndexUpdates=[
             {"Create": _gsi("one", "a")}, {"Create": _gsi("two", "b")}])
-    assert _error(info) == ("LimitExceededException", "Subscriber limit exceeded: Only 1 online index can be created "
-                                                       "or deleted simultaneously per table")
+    assert _error(info) == ("ValidationException", "One or more parameter values were invalid: Only one global "
+                                                   "secondary index can be created or deleted per UpdateTable request")
     with pytest.raises(ClientError) as info:
         ddb.update_table(TableName=table, AttributeDefinitions=defs, GlobalSecondaryIndexUpdates=[
             {"Create": _gsi("one", "a")}, {"Delete": {"IndexName": "one"}}])

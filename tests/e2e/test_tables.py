@@ -156,8 +156,10 @@ def test_key_schema_length(ddb, loose):
 
 
 @pytest.mark.parametrize("name,message", [
-    ("ab", "TableName must be at least 3 characters long and at most 255 characters long"),
-    ("x" * 256, "TableName must be at least 3 characters long and at most 255 characters long"),
+    ("ab", "1 validation error detected: Value 'ab' at 'tableName' failed to satisfy constraint: "
+           "Member must have length greater than or equal to 3"),
+    ("x" * 256, f"1 validation error detected: Value '{'x' * 256}' at 'tableName' failed to satisfy constraint: "
+                "Member must have length less than or equal to 255"),
     ("bad!name", "1 validation error detected: Value 'bad!name' at 'tableName' failed to satisfy constraint: "
                  "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+"),
 ])

@@ -56,8 +56,8 @@ def error(expression: str, values: dict | None = None, param: str = "ConditionEx
     ("absent <> :s", True), ("absent <> other_absent", True), ("s <> :s", False), ("s <> :n10", True),
     ("ss = :ss", True), ("l = :l", True), ("m.deep[0] = :z", True), ("t = :true", True), ("z = :null", True),
     ("n > :n5", True), ("n >= :n10", True), ("n < :n20", True), ("n <= :n5", False), ("n2 < n", True),
-    ("neg < :n1", True), ("s > :he", True), ("unicode > :z", True), ("s < :n10", False), ("ss < :ss", False),
-    ("b > :bpre", True), ("hi > b", True), ("t < :true", False), ("absent < :n5", False),
+    ("neg < :n1", True), ("s > :he", True), ("unicode > :z", True), ("s < :n10", False), ("ss < :he", False),
+    ("b > :bpre", True), ("hi > b", True), ("t < :n5", False), ("l >= :n1", False), ("absent < :n5", False),
     ("n BETWEEN :n5 AND :n20", True), ("n BETWEEN :n10 AND :n10", True), ("n BETWEEN :n1 AND :n5", False),
     ("s BETWEEN :n1 AND :n5", False), ("absent BETWEEN :n1 AND :n5", False), ("n BETWEEN n2 AND :n20", True),
     ("n IN (:n1, :n10)", True), ("n IN (:n1, :n2)", False), ("absent IN (:n1)", False), ("ss IN (:ss)", True),
@@ -102,6 +102,18 @@ def test_top_level_names():
     assert compiled.filter.top_level == frozenset({"A", "c", "d"})
 
 
+@pytest.mark.parametrize("expression, value, long_name", [
+    ("a < :v", {"L": []}, "LIST"), ("a >= :v", {"M": {}}, "MAP"), ("a > :v", {"SS": ["x"]}, "STRING_SET"),
+    ("a <= :v", {"BOOL": True}, "BOOLEAN"), ("a < :v", {"NULL": True}, "NULL"),
+    ("a BETWEEN :v AND :v", {"NS": ["1"]}, "NUMBER_SET"),
+])
+def test_ordering_an_unorderable_value_is_a_validation_error(expression, value, long_name):
+    # corrections §1: the unorderable operand comes from the request, so the request is refused
+    op = "BETWEEN" if "BETWEEN" in expression else expression.split()[1]
+    assert error(expression, {":v": value}) == ("Invalid ConditionExpression: Incorrect operand type for operator "
+                                                f"or function; operator: {op}, operand type: {long_name}")
+
+
 def test_number_comparison_beyond_integers():
     assert matches("n2 > :n5") and not matches("n2 > :n10")
     item = {"x": {"N": "-0.001"}, "y": {"N": "123456789012345678901234567890.5"}}
@@ -115,8 +127,8 @@ def test_number_comparison_beyond_integers():
     ("attribute_exists(a) < :v", "The function is not allowed to be used this way in an expression; function: attribute_exists"),
     ("size(a)", "The function is not allowed to be used this way in an expression; function: size"),
     ("contains(begins_with(a, :v), :v)", "The function is not allowed to be used this way in an expression; function: begins_with"),
-    ("if_not_exists(a, :v) = :v", "Invalid function name; function: if_not_exists"),
-    ("list_append(a, :v)", "Invalid function name; function: list_append"),
+    ("if_not_exists(a, :v) = :v", "The function is not allowed to be used this way in an expression; function: if_not_exists"),
+    ("list_append(a, :v) = :v", "The function is not allowed to be used this way in an expression; function: list_append"),
     ("foo(a)", "Invalid function name; function: foo"),
     ("size(a, b) > :v", "Incorrect number of operands for operator or function; operator or function: size, number of operands: 2"),
     ("attribute_exists(a, b)", "Incorrect number of operands for operator or function; operator or function: attribute_exists, number of operands: 2"),

@@ -96,10 +96,40 @@ def test_expected_errors(conditions, message):
     assert error({"Expected": conditions}) == PREFIX + message
 
 
-def test_expected_equality_accepts_any_type_but_filters_do_not():
-    expected({"t": cmp("EQ", {"BOOL": True})})
-    assert error({"ScanFilter": {"t": cmp("EQ", {"BOOL": True})}}, "Scan") == (
-        PREFIX + "ComparisonOperator EQ is not valid for BOOL AttributeValue type")
+@pytest.mark.parametrize("value", [{"BOOL": True}, {"NULL": True}, {"L": [{"S": "x"}]}, {"M": {"k": {"N": "1"}}}])
+def test_equality_accepts_every_type_in_expected_and_filters(value):
+    # corrections §1: EQ and NE take L, M, BOOL and NULL too, in Expected and in Query/Scan filters
+    item = {"pk": {"S": "k"}, "t": value}
+    assert expected({"t": cmp("EQ", value)}).matches(item)
+    assert not expected({"t": cmp("NE", value)}).matches(item)
+    scan = compile_request({"ScanFilter": {"t": cmp("EQ", value)}}, "Scan")
+    assert scan.filter.matches(item)
+    assert not compile_request({"ScanFilter": {"t": cmp("NE", value)}}, "Scan").filter.matches(item)
+
+
+@pytest.mark.parametrize("item_value", [{"S": "abc"}, {"SS": ["a", "b"]}, {"L": [{"S": "b"}]}, {"B": "AQI="}])
+def test_not_contains_on_strings_sets_lists_and_binary(item_value):
+    needle = {"B": "AQ=="} if "B" in item_value else {"S": "b"}
+    missing = {"B": "Aw=="} if "B" in item_value else {"S": "z"}
+    item = {"pk": {"S": "k"}, "a": item_value}
+    assert not expected({"a": cmp("NOT_CONTAINS", needle)}).matches(item)
+    assert expected({"a": cmp("NOT_CONTAINS", missing)}).matches(item)
+
+
+def test_conditional_operator_needs_expected():
+    message = "One or more parameter values were invalid: ConditionalOperator cannot be used without Expected"
+    for params in ({"ConditionalOperator": "AND"}, {"ConditionalOperator": "OR", "Expected": {}}):
+        for op in ("PutItem", "UpdateItem", "DeleteItem"):
+            assert error(dict(params), op) == message
+    assert compile_request({"Expected": {}}, "PutItem").condition is None  # an empty Expected is no condition
+
+
+def test_empty_attribute_names_are_refused():
+    message = "One or more parameter values were invalid: Empty attribute name"
+    assert error({"Expected": {"": {"Exists": False}}}) == message
+    assert error({"AttributeUpdates": {"": {"Value": {"S": "x"}}}}, "UpdateItem") == message
+    assert error({"AttributesToGet": [""]}, "GetItem") == message
+    assert error({"ScanFilter": {"": cmp("EQ", {"S": "x"})}}, "Scan") == message
 
 
 def test_filter_between_bounds():

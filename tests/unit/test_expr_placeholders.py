@@ -26,13 +26,18 @@ def test_prefix_quirk_for_put_update_delete_only():
     for op in ("PutItem", "UpdateItem", "DeleteItem"):
         assert error(dict(params), op) == "1 validation error detected: ExpressionAttributeValues must not be empty"
     assert error(dict(params), "TransactWriteItems") == "ExpressionAttributeValues must not be empty"
-    assert error({"UpdateExpression": ""}, "UpdateItem") == (
-        "1 validation error detected: Invalid UpdateExpression: The expression can not be empty;")
+    # corrections §1: an empty expression and unused names/values carry no prefix
+    assert error({"UpdateExpression": ""}, "UpdateItem") == "Invalid UpdateExpression: The expression can not be empty;"
     unused = {"ConditionExpression": "a = :v", "ExpressionAttributeValues": {":v": V1, ":x": V1}}
-    assert error(dict(unused), "PutItem") == (
-        "1 validation error detected: Value provided in ExpressionAttributeValues unused in expressions: keys: {:x}")
-    assert error(dict(unused), "TransactWriteItems") == (
-        "Value provided in ExpressionAttributeValues unused in expressions: keys: {:x}")
+    for op in ("PutItem", "TransactWriteItems"):
+        assert error(dict(unused), op) == "Value provided in ExpressionAttributeValues unused in expressions: keys: {:x}"
+    names = {"ConditionExpression": "a = :v", "ExpressionAttributeValues": {":v": V1}, "ExpressionAttributeNames": {"#u": "u"}}
+    assert error(names, "DeleteItem") == "Value provided in ExpressionAttributeNames unused in expressions: keys: {#u}"
+
+
+def test_an_empty_name_in_expression_attribute_names_is_refused():
+    params = {"ProjectionExpression": "#e", "ExpressionAttributeNames": {"#e": ""}}
+    assert "Empty attribute name" in error(params, "GetItem")
 
 
 def test_invalid_keys():

@@ -1,12 +1,11 @@
 """The storage hot paths equal their straightforward definitions: key prefixes (cached), partition
-lookup, paging, capacity units, bucket refill, hot-key counting, item validation and sizes."""
+lookup, paging, capacity units, item validation and sizes."""
 from __future__ import annotations
 
 import bisect
 import hashlib
 import random
 from bisect import bisect_left
-from collections import Counter
 from decimal import Decimal
 from itertools import accumulate, islice
 from operator import itemgetter
@@ -19,12 +18,10 @@ from hypothesis import strategies as st
 from dynalocal.errors import ValidationException
 from dynalocal.storage import keys, numbers
 from dynalocal.storage.capacity import read_units, write_units
-from dynalocal.storage.database import TableEntry
 from dynalocal.storage.keys import KeySchema
 from dynalocal.storage.mutation import Mutation
 from dynalocal.storage.ranges import Bounds, Page, read_range, read_scan
 from dynalocal.storage.table import Table
-from dynalocal.storage.throttle import HOT_KEY_LIMIT, PartitionMeter, TableMeter
 from dynalocal.storage.values import item_size, utf8_len, validate_item, validate_value, value_size
 
 
@@ -146,85 +143,6 @@ def test_capacity_units_equal_the_definition():
         assert read_units(size, True) == float(reads) and read_units(size, False) == reads / 2
         assert write_units(size) == float(max(1, -(-size // 1024)))
         assert type(read_units(size, False)) is float and type(write_units(size)) is float
-
-
-@settings(max_examples=200, deadline=None)
-@given(st.lists(st.tuples(st.floats(0, 3), st.sampled_from([0.5, 1.0, 4.0, 300.0]), st.booleans()),
-                max_size=60), st.booleans())
-def test_partition_checks_and_charges_equal_bucket_arithmetic(steps, provisioned):
-    rate = 10.0 if provisioned else None
-    fast = PartitionMeter(rate, rate, 2.0, 0.0)
-    slow = PartitionMeter(rate, rate, 2.0, 0.0)
-    now = 0.0
-    for advance, units, write in steps:
-        now += advance
-        if write:
-            got = fast.check_write(now)
-            share, cap = slow.write, slow.write_cap
-        else:
-            got = fast.check_read(now)
-            share, cap = slow.read, slow.read_cap
-        if share is not None and share.available(now) <= 0:
-            want = "ProvisionedThroughputExceeded"
-        elif cap.available(now) <= 0:
-            want = "KeyRangeThroughputExceeded"
-        else:
-            want = None
-        assert got == want
-        if got is None:
-            (fast.charge_write if write else fast.charge_read)(units, b"k", now)
-            for bucket in (share, cap):
-                if bucket is not None:
-                    bucket.tokens -= units
-        for attr in ("read", "write", "read_cap", "write_cap"):
-            a, b = getattr(fast, attr), getattr(slow, attr)
-            assert (a is None) == (b is None)
-            if a is not None:
-                assert (a.tokens, a.stamp) == (b.tokens, b.stamp)
-
-
-def test_hot_keys_count_decay_and_trim_like_a_counter():
-    meter = PartitionMeter(None, None, 1.0, 0.0)
-    reference: Counter = Counter()
-    stamp = 0.0
-    rng = random.Random(3)
-    now = 0.0
-    for step in range(5000):
-        now += rng.choice([0.0, 0.01, 0.5, 7.0])
-        pk = b"k%d" % rng.randrange(700)
-        units = rng.choice([0.5, 1.0, 2.0])
-        if now - stamp >= 60.0:
-            halvings = int((now - stamp) // 60.0)
-            factor = 0.5 ** halvings
-            reference = Counter({k: v * factor for k, v in reference.items() if v * factor >= 0.5})
-            stamp += halvings * 60.0
-        reference[pk] += units
-        if len(reference) > HOT_KEY_LIMIT:
-            reference = Counter(dict(reference.most_common(HOT_KEY_LIMIT // 2)))
-        (meter.charge_read if step % 2 else meter.charge_write)(units, pk, now)
-        assert list(meter.hot.items()) == list(reference.items()) and meter.hot_stamp == stamp
-    assert isinstance(meter.hot, Counter)
-
-
-def test_table_meter_delegates_to_its_partitions():
-    meter = TableMeter(2, 4.0, 2.0, 1.0, 0.0)
-    assert meter.partitions[1].check_read(0.0) is None and meter.partitions[1].check_write(0.0) is None
-    meter.charge_read(1, 2.0, b"a", 0.0)
-    meter.charge_write(1, 3.0, None, 0.0)
-    part = meter.partitions[1]
-    assert (part.read.tokens, part.write.tokens, part.read_units, part.write_units) == (0.0, -2.0, 2.0, 3.0)
-    assert part.check_write(0.0) == "ProvisionedThroughputExceeded" and dict(part.hot) == {b"a": 2.0}
-
-
-def test_assigning_throughput_makes_the_meter_configuration_checked_again():
-    entry = TableEntry(table=Table("t", KeySchema("pk", "S")), key_schema=[], attribute_definitions=[],
-                       billing_mode="PROVISIONED", read_capacity=1, write_capacity=1)
-    entry.meter_layout = entry.table.partitions
-    entry.write_capacity = 1
-    assert entry.meter_layout is None
-    entry.meter_layout = entry.table.partitions
-    entry.throttle_logged = True
-    assert entry.meter_layout is entry.table.partitions
 
 
 def _reference_number_size(text: str) -> int:

@@ -270,9 +270,12 @@ def test_comparison_operator_in_map_path():
 
 
 def test_required_members():
-    assert val("PutItem", {}) == (
-        "2 validation errors detected: Value null at 'tableName' failed to satisfy constraint: Member must not be "
-        "null; Value null at 'item' failed to satisfy constraint: Member must not be null")
+    # a missing table name is reported alone (corrections §1: only the tableName constraint)
+    assert val("PutItem", {}) == one("tableName", "null", PT)
+    assert val("PutItem", {"TableName": "abc"}) == one("item", "null", PT)
+    # CreateTable words it as DynamoDB does
+    assert val("CreateTable", {"KeySchema": []}) == \
+        "The parameter 'TableName' is required but was not present in the request"
     assert val("GetItem", {"TableName": "abc"}) == one("key", "null", PT)
     assert val("DescribeTable", {}) == one("tableName", "null", PT)
 
@@ -386,12 +389,12 @@ def test_update_table_gsi_updates():
 
 def test_batch_get_map_paths():
     assert val("BatchGetItem", {"RequestItems": {"abc": {}}}) == one("requestItems.abc.member.keys", "null", PT)
-    msg = val("BatchGetItem", {"RequestItems": {"abc": {"Keys": [KEY] * 101}}})
-    assert msg.startswith("1 validation error detected: Value '[{pk=AttributeValue: {S:a}}, ")
-    assert msg.endswith("' at 'requestItems.abc.member.keys' failed to satisfy constraint: "
-                        "Member must have length less than or equal to 100")
-    assert val("BatchGetItem", {"RequestItems": {}}) == one(
-        "requestItems", "'{}'", "Member must have length greater than or equal to 1")
+    # DynamoDB's own form for too many keys: no value, capitalized path (corrections §1)
+    assert val("BatchGetItem", {"RequestItems": {"abc": {"Keys": [KEY] * 101}}}) == (
+        "1 validation error detected: Value at 'RequestItems.abc.member.Keys' failed to satisfy constraint: "
+        "Member must have length less than or equal to 100")
+    assert val("BatchGetItem", {"RequestItems": {}}) == "The requestItems parameter is required for BatchGetItem"
+    assert val("BatchWriteItem", {"RequestItems": {}}) == "The requestItems parameter is required for BatchWriteItem"
 
 
 def test_batch_write_map_value_form():
@@ -427,12 +430,28 @@ def test_multiple_errors_capped_at_ten():
 
 # --- TableName --------------------------------------------------------------------------------------
 
-@pytest.mark.parametrize("name", ["", "a", "ab", "a" * 256])
-def test_table_name_length_special_message(name):
-    expected = "TableName must be at least 3 characters long and at most 255 characters long"
+@pytest.mark.parametrize("name, constraint", [
+    ("", "Member must have length greater than or equal to 1"),  # the TableArn shape's minimum
+    ("a", "Member must have length greater than or equal to 3"),
+    ("ab", "Member must have length greater than or equal to 3"),
+    ("a" * 256, "Member must have length less than or equal to 255"),
+])
+def test_table_name_length(name, constraint):
+    expected = one("tableName", f"'{name}'", constraint)
     assert val("DescribeTable", {"TableName": name}) == expected
-    # it wins over other constraint failures
+    assert val("CreateTable", {"TableName": name}) == expected
+    # only the tableName constraint is reported, even when other members are invalid too
     assert val("Query", {"TableName": name, "Select": "x", "Limit": 0}) == expected
+
+
+def test_invalid_table_name_hides_other_errors():
+    assert val("GetItem", {"TableName": "bad table!@#", "ReturnConsumedCapacity": "BAD"}) == one(
+        "tableName", "'bad table!@#'", "Member must satisfy regular expression pattern: [a-zA-Z0-9_.-]+")
+    assert val("GetItem", {"TableName": "a!", "Key": None}) == (
+        "2 validation errors detected: "
+        "Value 'a!' at 'tableName' failed to satisfy constraint: Member must satisfy regular expression pattern: "
+        "[a-zA-Z0-9_.-]+; Value 'a!' at 'tableName' failed to satisfy constraint: Member must have length greater "
+        "than or equal to 3")
 
 
 def test_table_name_pattern_and_valid_forms():
@@ -508,8 +527,8 @@ def test_streams_operations():
                                     "ShardIteratorType": "OLDEST"}).endswith(
         "Member must satisfy enum value set: [TRIM_HORIZON, LATEST, AT_SEQUENCE_NUMBER, AFTER_SEQUENCE_NUMBER, "
         "AT_TIMESTAMP]")
-    assert val("ListStreams", {"TableName": "ab"}) == \
-        "TableName must be at least 3 characters long and at most 255 characters long"
+    assert val("ListStreams", {"TableName": "ab"}) == one(
+        "tableName", "'ab'", "Member must have length greater than or equal to 3")
     assert val("GetRecords", {"ShardIterator": "it", "Limit": 0}) == one(
         "limit", "'0'", "Member must have value greater than or equal to 1")
 
@@ -529,7 +548,7 @@ def test_every_operation_compiles_and_handles_empty_body():
         try:
             validate(op, {})
         except ValidationException as e:
-            assert "Member must not be null" in e.message
+            assert "Member must not be null" in e.message or e.message == validation.CREATE_TABLE_NAME_MISSING
 
 
 json_values = st.recursive(

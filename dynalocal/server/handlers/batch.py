@@ -14,12 +14,12 @@ import orjson
 from ...errors import DynamoError, ValidationException
 from ...storage.blob import dumps
 from ...storage.capacity import read_units, write_units
+from ...storage.capacity.charge import Charge, consumed_list, partition_key
 from ...storage.index import check_index_keys
 from ...storage.mutation import Mutation
 from ...storage.values import MAX_ITEM_SIZE, validate_item
 from ..context import Context
-from ..throttling import charge_writes, gsi_refusal, gsi_writes, partition_key, refusal, table_meter
-from .common import add_units, compile_expressions, consumed, data_table, write_consumed
+from .common import compile_expressions, data_table
 
 MAX_GET_KEYS = 100
 MAX_WRITES = 25
@@ -49,16 +49,16 @@ def batch_get_item(ctx: Context, body: dict) -> dict:
         plans.append((name, spec, encoded))
     responses: dict[str, list] = {name: [] for name in request}
     unprocessed: dict[str, dict] = {}
-    capacity: list[dict] = []
+    charges: dict[str, Charge] = {}
     used, full, processed = 0, False, 0
     refused: DynamoError | None = None
-    now = ctx.clock()
     for name, spec, encoded in plans:
         entry = entries[name]
-        table, meter = entry.table, table_meter(ctx, entry)
+        table = entry.table
+        charge = charges[name] = ctx.capacity.charge(entry)
+        charge.table_used = True  # a table whose keys were all left over still reports 0 units
         consistent = spec.get("ConsistentRead") is True
         projection = compiled[name].projection if compiled[name] is not None else None
-        units = 0.0
         for key_map, key in zip(spec["Keys"], encoded):
             part = table.partition_index(key)
             record = None if full else table.partitions[part].get(key)
@@ -66,15 +66,13 @@ def batch_get_item(ctx: Context, body: dict) -> dict:
                 full = True  # the response is full: this key and all after it are left over
                 _leave(unprocessed, name, spec, key_map)
                 continue
-            err = refusal(ctx, entry, meter, part, "Read")
+            err = charge.refuse(0, part)
             if err is not None:  # a throttled partition: the key is left for the caller to retry
                 refused = refused or err
                 _leave(unprocessed, name, spec, key_map)
                 continue
             processed += 1
-            key_units = read_units(record[1] if record is not None else 0, consistent)
-            meter.charge_read(part, key_units, partition_key(key), now)
-            units += key_units
+            charge.read(part, read_units(record[1] if record is not None else 0, consistent), partition_key(key))
             if record is None:
                 continue
             used += record[1]
@@ -82,12 +80,10 @@ def batch_get_item(ctx: Context, body: dict) -> dict:
                 responses[name].append(orjson.Fragment(record[0]))
             else:
                 responses[name].append(projection.apply(orjson.loads(record[0])))
-        cc = consumed(body, name, units)
-        if cc is not None:
-            capacity.append(cc)
     if refused is not None and not processed:
         raise refused  # nothing could be read: the whole call is throttled
     out: dict[str, Any] = {"Responses": responses, "UnprocessedKeys": unprocessed}
+    capacity = consumed_list(body, charges)
     if capacity:
         out["ConsumedCapacity"] = capacity
     return out
@@ -139,25 +135,27 @@ def batch_write_item(ctx: Context, body: dict) -> dict:
             raise ValidationException(DUPLICATES)
         seen.add((name, key))
         planned.append((name, kind, value, size, key, element))
-    units: dict[str, float] = {name: 0.0 for name in request}
-    index_units: dict[str, dict[str, float]] = {name: {} for name in request}
+    charges = {name: ctx.capacity.charge(entries[name]) for name in request}
+    for charge in charges.values():
+        charge.table_used = True
     metrics: dict[str, list] = {}
     unprocessed: dict[str, list] = {}
     refused: DynamoError | None = None
     want_metrics = body.get("ReturnItemCollectionMetrics") == "SIZE"
     for name, kind, value, size, key, element in planned:
         entry = entries[name]
+        charge = charges[name]
         table = entry.table
         part = table.partition_index(key)
         old = table.partitions[part].get(key)
         new_item = value if kind == "put" else None
         old_item = None
         gsis = []
-        err = refusal(ctx, entry, table_meter(ctx, entry), part, "Write")
+        err = charge.refuse(1, part)
         if err is None and table.indexes and (old is not None or new_item is not None):
             old_item = orjson.loads(old[0]) if old is not None else None  # once, for the plan and the indexes
-            gsis = gsi_writes(ctx, entry, key, old, new_item, old_item)
-            err = gsi_refusal(ctx, entry, gsis)
+            gsis = charge.plan_gsi(key, old, new_item, old_item)
+            err = charge.refuse_gsi(part, gsis)
         if err is not None:  # throttled by the table or a GSI: left for the caller to resubmit
             refused = refused or err
             unprocessed.setdefault(name, []).append(element)
@@ -170,8 +168,7 @@ def batch_write_item(ctx: Context, body: dict) -> dict:
             if old is not None:
                 written = table.apply(Mutation(key, None, None, old_item)).owed
             table_units = write_units(old[1] if old is not None else 0)
-        add_units(index_units[name], charge_writes(ctx, entry, part, key, table_units, written, gsis))
-        units[name] += table_units
+        charge.writes(part, key, table_units, written, gsis)
         if want_metrics and entry.lsis:
             hash_name = table.schema.hash_name
             metrics.setdefault(name, []).append(
@@ -179,8 +176,7 @@ def batch_write_item(ctx: Context, body: dict) -> dict:
     if refused is not None and sum(map(len, unprocessed.values())) == len(planned):
         raise refused  # nothing could be written: the whole call is throttled
     out: dict[str, Any] = {"UnprocessedItems": unprocessed}
-    capacity = [cc for name in request
-                if (cc := write_consumed(body, name, units[name], index_units[name], entries[name].table)) is not None]
+    capacity = consumed_list(body, charges)
     if capacity:
         out["ConsumedCapacity"] = capacity
     if metrics:

@@ -1,12 +1,10 @@
-"""Helpers every operation handler shares: table lookup, expression compilation, capacity shape."""
+"""Helpers every operation handler shares: table lookup, expression compilation, ReturnValues."""
 from __future__ import annotations
 
-from typing import Any
 
 from ...errors import ResourceNotFoundException, ValidationException
 from ...expressions import compile_request
 from ...storage.database import TableEntry
-from ...storage.table import Table
 from ..context import Context
 
 # Request members that mean the request carries expressions or their legacy equivalents.
@@ -45,40 +43,6 @@ def compile_expressions(body: dict, operation: str):
     if EXPRESSION_MEMBERS.isdisjoint(body):
         return None
     return compile_request(body, operation)
-
-
-def consumed(body: dict, name: str, units: float) -> dict[str, Any] | None:
-    """The ConsumedCapacity member for ReturnConsumedCapacity TOTAL/INDEXES, else None."""
-    mode = body.get("ReturnConsumedCapacity")
-    if mode is None or mode == "NONE":
-        return None
-    out: dict[str, Any] = {"TableName": name, "CapacityUnits": units}
-    if mode == "INDEXES":
-        out["Table"] = {"CapacityUnits": units}
-    return out
-
-
-def write_consumed(body: dict, name: str, table_units: float, index_units: dict[str, float],
-                   table: Table) -> dict[str, Any] | None:
-    """ConsumedCapacity of writes: the total includes index writes; INDEXES adds the breakdown
-    (`Table`, then the GSIs and LSIs actually written)."""
-    mode = body.get("ReturnConsumedCapacity")
-    if mode is None or mode == "NONE":
-        return None
-    out: dict[str, Any] = {"TableName": name, "CapacityUnits": table_units + sum(index_units.values())}
-    if mode == "INDEXES":
-        out["Table"] = {"CapacityUnits": table_units}
-        for index_name, units in index_units.items():
-            index = table.indexes.get(index_name)
-            group = "GlobalSecondaryIndexes" if index is None or index.is_global else "LocalSecondaryIndexes"
-            out.setdefault(group, {})[index_name] = {"CapacityUnits": units}
-    return out
-
-
-def add_units(into: dict[str, float], units: dict[str, float]) -> None:
-    """Accumulate per-index units (batch and transaction totals per table)."""
-    for name, value in units.items():
-        into[name] = into.get(name, 0.0) + value
 
 
 def check_return_values(body: dict, allowed: tuple[str, ...]) -> str:

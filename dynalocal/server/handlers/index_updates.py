@@ -6,7 +6,7 @@
 """
 from __future__ import annotations
 
-from ...errors import LimitExceededException, ResourceNotFoundException, ValidationException, invalid
+from ...errors import ResourceNotFoundException, ValidationException, invalid
 from ...storage.database import TableEntry
 from ...storage.index import Index, attach, detach, gsi_partitions, schema_of
 
@@ -53,7 +53,7 @@ def check(entry: TableEntry, body: dict, billing: str) -> list[dict]:
             online += 1
         if actions[0] == "Create":
             if name in all_names:
-                raise invalid(f"Duplicate index name: {name}")
+                raise invalid(f"Attempting to create an index which already exists: {name}")
             keys = [e["AttributeName"] for e in action["KeySchema"]]
             if any(k not in types for k in keys):
                 raise invalid(f"Some index key attributes are not defined in AttributeDefinitions. "
@@ -68,9 +68,8 @@ def check(entry: TableEntry, body: dict, billing: str) -> list[dict]:
         elif actions[0] == "Update" and billing == "PAY_PER_REQUEST" and action.get("ProvisionedThroughput"):
             raise invalid(f"ProvisionedThroughput should not be specified for index: {name} when BillingMode is "
                           "PAY_PER_REQUEST")
-    if online > 1:
-        raise LimitExceededException("Subscriber limit exceeded: Only 1 online index can be created or deleted "
-                                     "simultaneously per table")
+    if online > 1:  # ValidationException, not LimitExceeded (corrections §1, run against AWS by scylla)
+        raise invalid("Only one global secondary index can be created or deleted per UpdateTable request")
     return definitions
 
 
@@ -122,10 +121,11 @@ def apply(entry: TableEntry, body: dict, definitions: list[dict]) -> None:
                     gsi["IndexStatus"] = "DELETING"
         else:
             spec = update["Update"]
-            for gsi in entry.gsis:
-                if gsi["IndexName"] == spec["IndexName"] and spec.get("ProvisionedThroughput"):
-                    gsi["ProvisionedThroughput"] = spec["ProvisionedThroughput"]
-                    entry.table.indexes[gsi["IndexName"]].set_partition_count(gsi_partitions(gsi, entry.billing_mode))
+            for gsi in entry.gsis:  # the partition count follows (storage.capacity, after apply)
+                if gsi["IndexName"] == spec["IndexName"]:
+                    for member in ("ProvisionedThroughput", "OnDemandThroughput", "WarmThroughput"):
+                        if spec.get(member):
+                            gsi[member] = spec[member]
 
 
 def finish(entry: TableEntry) -> None:

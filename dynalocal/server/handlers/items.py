@@ -6,13 +6,12 @@ import orjson
 from ...errors import ConditionalCheckFailedException, ValidationException
 from ...storage.blob import dumps
 from ...storage.capacity import read_units, write_units
+from ...storage.capacity.charge import Charge
 from ...storage.index import check_index_keys
 from ...storage.mutation import Mutation
-from ...storage.throttle import PartitionMeter
 from ...storage.values import MAX_ITEM_SIZE, item_size, validate_item
 from ..context import Context
-from ..throttling import admit_gsi_writes, admit_read, admit_write, charge_write, charge_writes, gsi_writes
-from .common import check_return_values, compile_expressions, consumed, data_table, write_consumed
+from .common import check_return_values, compile_expressions, data_table
 
 ITEM_TOO_BIG = "Item size has exceeded the maximum allowed size"
 UPDATE_TOO_BIG = "Item size to update has exceeded the maximum allowed size"
@@ -30,7 +29,7 @@ def _validate_key(body: dict) -> dict:
     return key
 
 
-def _check_condition(ctx: Context, entry, part: int, key: bytes, compiled, body: dict,
+def _check_condition(charge: Charge, part: int, prefix: bytes, compiled, body: dict,
                      old: tuple | None, old_item: dict | None, new_size: int) -> dict | None:
     """Evaluate the request's condition against the current item; return the decoded old item.
 
@@ -39,7 +38,7 @@ def _check_condition(ctx: Context, entry, part: int, key: bytes, compiled, body:
     if old_item is None and old is not None:
         old_item = orjson.loads(old[0])
     if compiled is not None and compiled.condition is not None and not compiled.condition.matches(old_item):
-        charge_write(ctx, entry, part, write_units(new_size if old is not None else 0), key)
+        charge.write(part, write_units(new_size if old is not None else 0), prefix)
         show = body.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD" and old_item is not None
         raise ConditionalCheckFailedException(old_item if show else None)
     return old_item
@@ -52,11 +51,11 @@ def get_item(ctx: Context, body: dict) -> dict | bytes:
     table = entry.table
     encoded, prefix = table.schema.check_key_parts(key)
     part = table.partition_index(encoded)
-    slot, now = admit_read(ctx, entry, part)
+    charge = ctx.capacity.charge(entry)
+    charge.admit(0, part)
     record = table.partitions[part].get(encoded)
-    units = read_units(record[1] if record else 0, body.get("ConsistentRead") is True)
-    slot.charge_read(units, prefix, now)
-    cc = consumed(body, body["TableName"], units)
+    charge.read(part, read_units(record[1] if record else 0, body.get("ConsistentRead") is True), prefix)
+    cc = charge.consumed(body, body["TableName"])
     if record is None:
         return {"ConsumedCapacity": cc} if cc else b"{}"
     if compiled is not None and compiled.projection is not None:
@@ -82,22 +81,25 @@ def put_item(ctx: Context, body: dict) -> dict | bytes:
     if table.indexes:
         check_index_keys(table, item)
     part = table.partition_index(key)
-    slot, now = admit_write(ctx, entry, part)
+    charge = ctx.capacity.charge(entry)
+    charge.admit(1, part)
     old = table.partitions[part].get(key)
-    old_item = _check_condition(ctx, entry, part, key, compiled, body, old, None, size) if compiled else None
-    writes = []
+    old_item = _check_condition(charge, part, prefix, compiled, body, old, None, size) if compiled else None
+    units = write_units(max(size, old[1] if old else 0))
     if table.indexes:
         if old_item is None and old is not None:
             old_item = orjson.loads(old[0])  # decoded once, for the GSI plan and the index listener
-        writes = gsi_writes(ctx, entry, key, old, item, old_item)
-        admit_gsi_writes(ctx, entry, writes)
-    done = table.apply(Mutation(key, (dumps(item), size), item, old_item))
-    units = write_units(max(size, old[1] if old else 0))
-    index_units = _charge(ctx, entry, part, key, units, done.owed, writes, slot, prefix, now)
+        gsis = charge.plan_gsi(key, old, item, old_item)
+        charge.admit_gsi(part, gsis)
+        done = table.apply(Mutation(key, (dumps(item), size), item, old_item))
+        charge.writes(part, key, units, done.owed, gsis)
+    else:
+        table.apply(Mutation(key, (dumps(item), size), item, old_item))
+        charge.write(part, units, prefix)
     attributes = None
     if return_values == "ALL_OLD" and old is not None:
         attributes = old_item if old_item is not None else orjson.loads(old[0])
-    return _answer(body, table, attributes, units, index_units)
+    return _answer(body, charge, attributes, item)
 
 
 def delete_item(ctx: Context, body: dict) -> dict | bytes:
@@ -108,44 +110,44 @@ def delete_item(ctx: Context, body: dict) -> dict | bytes:
     table = entry.table
     key, prefix = table.schema.check_key_parts(key_map, KEY_EMPTY_PREFIX)
     part = table.partition_index(key)
-    slot, now = admit_write(ctx, entry, part)
+    charge = ctx.capacity.charge(entry)
+    charge.admit(1, part)
     old = table.partitions[part].get(key)
-    old_item = _check_condition(ctx, entry, part, key, compiled, body, old, None, old[1] if old else 0) \
+    old_item = _check_condition(charge, part, prefix, compiled, body, old, None, old[1] if old else 0) \
         if compiled else None
-    writes: list = []
-    index_units: dict[str, float] = {}
-    if old is not None:
-        if table.indexes:
-            if old_item is None:
-                old_item = orjson.loads(old[0])
-            writes = gsi_writes(ctx, entry, key, old, None, old_item)
-            admit_gsi_writes(ctx, entry, writes)
-        index_units = table.apply(Mutation(key, None, None, old_item)).owed
     units = write_units(old[1] if old else 0)
-    index_units = _charge(ctx, entry, part, key, units, index_units, writes, slot, prefix, now)
+    if old is not None and table.indexes:
+        if old_item is None:
+            old_item = orjson.loads(old[0])
+        gsis = charge.plan_gsi(key, old, None, old_item)
+        charge.admit_gsi(part, gsis)
+        done = table.apply(Mutation(key, None, None, old_item))
+        charge.writes(part, key, units, done.owed, gsis)
+    else:
+        if old is not None:
+            table.apply(Mutation(key, None, None, old_item))
+        charge.write(part, units, prefix)
     attributes = None
     if return_values == "ALL_OLD" and old is not None:
         attributes = old_item if old_item is not None else orjson.loads(old[0])
-    return _answer(body, table, attributes, units, index_units)
+    return _answer(body, charge, attributes, key_map)
 
 
-def _charge(ctx: Context, entry, part: int, key: bytes, units: float, index_units: dict[str, float],
-            writes: list, slot: PartitionMeter, prefix: bytes, now: float) -> dict[str, float]:
-    """charge_writes, with the admitted partition's meter when only the table is written."""
-    if index_units:
-        return charge_writes(ctx, entry, part, key, units, index_units, writes)
-    slot.charge_write(units, prefix, now)
-    return index_units
-
-
-def _answer(body: dict, table, attributes: dict | None, units: float, index_units: dict) -> dict | bytes:
-    """A write's response: Attributes when asked for and non-empty, ConsumedCapacity when asked for."""
+def _answer(body: dict, charge: Charge, attributes: dict | None, key: dict) -> dict | bytes:
+    """A write's response: Attributes when asked for and non-empty, ConsumedCapacity when asked for,
+    ItemCollectionMetrics when asked for on a table with an LSI (`key` holds the partition key)."""
     out: dict = {}
     if attributes:
         out["Attributes"] = attributes
-    cc = write_consumed(body, body["TableName"], units, index_units, table)
+    cc = charge.consumed(body, body["TableName"])
     if cc:
         out["ConsumedCapacity"] = cc
+    table = charge.entry.table
+    if body.get("ReturnItemCollectionMetrics") == "SIZE" and table.indexes \
+            and any(not index.is_global for index in table.indexes.values()):
+        hash_name = table.schema.hash_name
+        out["ItemCollectionMetrics"] = {"ItemCollectionKey": {hash_name: key[hash_name]},
+                                        "SizeEstimateRangeGB": [0.0, 1.0]}
     return out if out else b"{}"
 
 
@@ -163,10 +165,11 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
     schema = table.schema
     key, prefix = schema.check_key_parts(key_map, KEY_EMPTY_PREFIX)
     part = table.partition_index(key)
-    slot, now = admit_write(ctx, entry, part)
+    charge = ctx.capacity.charge(entry)
+    charge.admit(1, part)
     old = table.partitions[part].get(key)
     old_item = orjson.loads(old[0]) if old is not None else None
-    _check_condition(ctx, entry, part, key, compiled, body, old, old_item, old[1] if old else 0)
+    _check_condition(charge, part, prefix, compiled, body, old, old_item, old[1] if old else 0)
     update = compiled.update if compiled is not None else None
     if update is not None:
         result = update.apply(old_item, schema.name_set)
@@ -178,19 +181,21 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
         result = None
         new_item = dict(old_item) if old_item is not None else dict(key_map)
     size = 0
-    writes: list = []
-    index_units: dict[str, float] = {}
     if new_item is not None:
         size = item_size(new_item)
         if size > MAX_ITEM_SIZE:
             raise ValidationException(UPDATE_TOO_BIG)
-        if table.indexes:
-            check_index_keys(table, new_item, update=update is not None)
-            writes = gsi_writes(ctx, entry, key, old, new_item, old_item)
-            admit_gsi_writes(ctx, entry, writes)
-        index_units = table.apply(Mutation(key, (dumps(new_item), size), new_item, old_item)).owed
     units = write_units(max(size, old[1] if old else 0))
-    index_units = _charge(ctx, entry, part, key, units, index_units, writes, slot, prefix, now)
+    if new_item is not None and table.indexes:
+        check_index_keys(table, new_item, update=update is not None)
+        gsis = charge.plan_gsi(key, old, new_item, old_item)
+        charge.admit_gsi(part, gsis)
+        done = table.apply(Mutation(key, (dumps(new_item), size), new_item, old_item))
+        charge.writes(part, key, units, done.owed, gsis)
+    else:
+        if new_item is not None:
+            table.apply(Mutation(key, (dumps(new_item), size), new_item, old_item))
+        charge.write(part, units, prefix)
     attributes = None
     if return_values == "ALL_OLD":
         attributes = old_item
@@ -200,4 +205,4 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
         attributes = result.updated_old(old_item)
     elif return_values == "UPDATED_NEW" and result is not None and new_item is not None:
         attributes = result.updated_new(new_item)
-    return _answer(body, table, attributes, units, index_units)
+    return _answer(body, charge, attributes, key_map)

@@ -3,12 +3,21 @@ from __future__ import annotations
 
 import time
 
+from ...errors import ResourceNotFoundException, TableNotFoundException
 from ..context import Context
-from .common import control_table
+from .common import control_table, table_name
+
+
+def _backup_table(ctx: Context, name: str):
+    """The table of a continuous-backups call; missing is TableNotFoundException, as DynamoDB answers."""
+    try:
+        return control_table(ctx, name)
+    except ResourceNotFoundException:
+        raise TableNotFoundException(f"Table not found: {table_name(name)}") from None
 
 
 def describe_continuous_backups(ctx: Context, body: dict) -> dict:
-    entry = control_table(ctx, body["TableName"])
+    entry = _backup_table(ctx, body["TableName"])
     pitr = {"PointInTimeRecoveryStatus": "ENABLED" if entry.point_in_time_recovery else "DISABLED"}
     if entry.point_in_time_recovery:
         pitr.update(RecoveryPeriodInDays=35, EarliestRestorableDateTime=entry.created,
@@ -19,7 +28,7 @@ def describe_continuous_backups(ctx: Context, body: dict) -> dict:
 
 
 def update_continuous_backups(ctx: Context, body: dict) -> dict:
-    entry = control_table(ctx, body["TableName"])
+    entry = _backup_table(ctx, body["TableName"])
     entry.point_in_time_recovery = body["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"]
     return describe_continuous_backups(ctx, body)
 

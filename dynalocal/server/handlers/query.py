@@ -15,16 +15,15 @@ import orjson
 from ...errors import ValidationException, invalid
 from ...storage import numbers
 from ...storage.capacity import read_units
+from ...storage.capacity.charge import Charge
 from ...storage.database import TableEntry
 from ...storage.index import Index
 from ...storage.keys import KeySchema, sort_bytes
 from ...storage.ranges import Page, read_range, read_scan, segment_tokens, sort_bounds, sort_matches
 from ...storage.table import ItemStore
-from ...storage.throttle import TableMeter
 from ...storage.values import validate_item
 from ..context import Context
-from ..throttling import admit, read_meter, refusal
-from .common import compile_expressions, consumed, data_table
+from .common import compile_expressions, data_table
 
 QUERY_PREFIX = "1 validation error detected: "
 NO_MATCH = "The provided key element does not match the schema"
@@ -163,14 +162,14 @@ def query(ctx: Context, body: dict) -> dict | bytes:
         start = _query_start(entry, index, esk, h, op, values)
         bounds = bounds.after(start, reverse)
     # A GSI has its own partitions and meter; the table and its LSIs share the table's.
-    metered, meter, gsi = read_meter(ctx, entry, index)
-    slot, now = admit(ctx, entry, meter, metered.partition_index(prefix), "Read", gsi)
+    metered: ItemStore = index if index is not None and index.is_global else entry.table
+    part = metered.partition_index(prefix)
+    charge = ctx.capacity.charge(entry)
+    charge.admit(0, part, index)
     page = read_range(store, bounds, reverse, body.get("Limit"))
     if index is None and (schema.range_name is None or op == "EQ"):
         page.last_key = None  # a full-key query reads at most one item: nothing to resume
-    out, units = respond(body, entry, index, compiled, select, page)
-    slot.charge_read(units, prefix, now)
-    return out
+    return respond(body, entry, index, compiled, select, page, charge, [(part, 1.0)], prefix)
 
 
 def _query_start(entry: TableEntry, index: Index | None, esk: dict, h: str, op: str | None,
@@ -221,39 +220,36 @@ def scan(ctx: Context, body: dict) -> dict | bytes:
         if not lo <= int.from_bytes(start[:8], "big") < hi:
             raise ValidationException("The provided starting key is invalid: Exclusive start key must lie within "
                                       "the segment")
-    metered, meter, gsi = read_meter(ctx, entry, index)
+    metered: ItemStore = index if index is not None and index.is_global else entry.table
     lo_key = segment_tokens(segment, total)[0].to_bytes(8, "big")
     first = metered.partition_index(start if start is not None and start >= lo_key else lo_key)
-    err = refusal(ctx, entry, meter, first, "Read", gsi)  # admitted where the page starts reading
-    if err is not None:
-        raise err
+    charge = ctx.capacity.charge(entry)
+    charge.admit(0, first, index)  # admitted where the page starts reading
     page = read_scan(store, start, body.get("Limit"), segment, total)
-    out, units = respond(body, entry, index, compiled, select, page)
-    _charge_scan(ctx, metered, meter, page, units, first)
-    return out
+    return respond(body, entry, index, compiled, select, page, charge, _scan_shares(metered, page, first))
 
 
-def _charge_scan(ctx: Context, metered: ItemStore, meter: TableMeter, page: Page, units: float,
-                 first: int) -> None:
-    """Charge a Scan page's units to the partitions it read, in proportion to the bytes read there."""
-    now = ctx.clock()
+def _scan_shares(metered: ItemStore, page: Page, first: int) -> list[tuple[int, float]]:
+    """(partition, fraction) of a Scan page's units: in proportion to the bytes read there."""
     keys, records, total = page.keys, page.records, page.read_bytes
     if not total:
-        meter.charge_read(first, units, None, now)
-        return
+        return [(first, 1.0)]
+    shares = []
     parts = metered.partitions
     p, i = metered.partition_index(keys[0]), 0
     while i < len(keys):
         j = bisect_left(keys, parts[p + 1].lo_key, i) if p + 1 < len(parts) else len(keys)
         size = sum(map(itemgetter(1), records[i:j]))
         if size:
-            meter.charge_read(p, units * size / total, None, now)
+            shares.append((p, size / total))
         i, p = j, p + 1
+    return shares
 
 
-def respond(body: dict, entry: TableEntry, index: Index | None, compiled: Any, select: str,
-            page: Page) -> tuple[bytes, float]:
-    """Filter, fetch, project and count a page; serialise the response; also return the units read."""
+def respond(body: dict, entry: TableEntry, index: Index | None, compiled: Any, select: str, page: Page,
+            charge: Charge, shares: list[tuple[int, float]], pk: bytes | None = None) -> bytes:
+    """Filter, fetch, project and count a page; charge its units (to the partitions `shares` says,
+    against partition key `pk` when there is one); serialise the response."""
     consistent = body.get("ConsistentRead") is True
     flt = compiled.filter if compiled is not None else None
     projection = compiled.projection if compiled is not None else None
@@ -291,24 +287,18 @@ def respond(body: dict, entry: TableEntry, index: Index | None, compiled: Any, s
         names = index.key_names if index is not None else entry.table.schema.names
         out += [b',"LastEvaluatedKey":', orjson.dumps({n: last[n] for n in names})]
     units = read_units(page.read_bytes, consistent)
-    cc = _consumed(body, index, units, fetch_units)
+    # Index reads are reported under the index; an LSI's fetches from the table under Table.
+    if len(shares) == 1 and pk is not None:
+        charge.read(shares[0][0], units, pk, index)
+    else:
+        charge.read_spread(shares, units, index)
+    if fetch_units:
+        charge.read(shares[0][0], fetch_units, pk)
+    cc = charge.consumed(body, body["TableName"])
     if cc is not None:
         out += [b',"ConsumedCapacity":', orjson.dumps(cc)]
     out.append(b"}")
-    return b"".join(out), units + fetch_units
-
-
-def _consumed(body: dict, index: Index | None, units: float, fetch_units: float) -> dict | None:
-    """ConsumedCapacity of a read: index reads report the index, not the table, under INDEXES."""
-    cc = consumed(body, body["TableName"], units + fetch_units)
-    if cc is None or index is None or body.get("ReturnConsumedCapacity") != "INDEXES":
-        return cc
-    del cc["Table"]
-    if fetch_units:
-        cc["Table"] = {"CapacityUnits": fetch_units}
-    group = "GlobalSecondaryIndexes" if index.is_global else "LocalSecondaryIndexes"
-    cc[group] = {index.name: {"CapacityUnits": units}}
-    return cc
+    return b"".join(out)
 
 
 def _projects(index: Index, names: frozenset[str] | None) -> bool:

@@ -1,32 +1,18 @@
 """Control plane: CreateTable, DescribeTable, ListTables, DeleteTable, UpdateTable."""
 from __future__ import annotations
 
-import math
 from typing import Any
 
 from ...errors import ResourceInUseException, ValidationException, invalid
+from ...storage.capacity.registry import on_demand_description, warm_description
 from ...storage.database import TableEntry
 from ...storage.index import build_indexes
 from ...storage.keys import KeySchema
 from ..context import Context
-from ..throttling import refresh_meters
 from . import index_updates, stream_spec
 from .common import control_table
 
 MAX_THROUGHPUT = 10**12
-PARTITIONS_TAG = "dynalocal:partitions"
-
-
-def partition_count(entry: TableEntry) -> int:
-    """DynamoDB's classic rule from provisioned capacity; 4 for on-demand; the tag overrides."""
-    tagged = entry.tags.get(PARTITIONS_TAG)
-    if tagged is not None and tagged.isdigit() and int(tagged) > 0:
-        return min(int(tagged), 1024)
-    if entry.billing_mode == "PAY_PER_REQUEST":
-        return 4
-    by_throughput = math.ceil(entry.read_capacity / 3000 + entry.write_capacity / 1000)
-    by_size = math.ceil(entry.table.size_bytes / (10 * 1024**3))
-    return max(1, by_throughput, by_size)
 
 
 def _too_many_keys(elements: list[dict], path: str) -> ValidationException:
@@ -160,9 +146,9 @@ def create_table(ctx: Context, body: dict) -> dict:
         name, schema, key_schema=key_schema, attribute_definitions=definitions, billing_mode=billing,
         read_capacity=read, write_capacity=write, gsis=gsis, lsis=lsis,
         tags={t["Key"]: t["Value"] for t in tags}, extra=extra)
-    entry.table.set_partition_count(partition_count(entry))
     build_indexes(entry.table, gsis, lsis, definitions, billing)
-    stream_spec.apply(ctx, entry, stream if stream is not None and stream[0] else None)
+    ctx.capacity.configure(entry)  # partition counts (table, LSIs, GSIs) and meters
+    stream_spec.apply(ctx, entry, stream if stream is not None and stream[0] else None)  # shards follow them
     # Tables are usable at once; the response shows CREATING as DynamoDB's does.
     return {"TableDescription": describe(entry, status="CREATING")}
 
@@ -186,9 +172,12 @@ def describe(entry: TableEntry, status: str | None = None, indexes: bool = True)
         "TableId": entry.table_id,
         "DeletionProtectionEnabled": entry.extra.get("DeletionProtectionEnabled", False),
     }
+    summary = billing_summary(entry)
+    if summary is not None:
+        out["BillingModeSummary"] = summary
+    out["WarmThroughput"] = warm_description(entry.extra.get("WarmThroughput"), len(entry.table.partitions))
     if entry.billing_mode == "PAY_PER_REQUEST":
-        out["BillingModeSummary"] = {"BillingMode": "PAY_PER_REQUEST",
-                                     "LastUpdateToPayPerRequestDateTime": entry.created}
+        out["OnDemandThroughput"] = on_demand_description(entry.extra.get("OnDemandThroughput"))
     if "TableClass" in entry.extra:
         out["TableClassSummary"] = {"TableClass": entry.extra["TableClass"]}
     stream_spec.describe(entry, out)
@@ -197,6 +186,24 @@ def describe(entry: TableEntry, status: str | None = None, indexes: bool = True)
     if indexes and entry.lsis:
         out["LocalSecondaryIndexes"] = [_describe_lsi(entry, lsi) for lsi in entry.lsis]
     return out
+
+
+def billing_summary(entry: TableEntry) -> dict | None:
+    """BillingModeSummary: on-demand tables, and provisioned ones that were on-demand before."""
+    since = entry.pay_per_request_since
+    if entry.billing_mode == "PAY_PER_REQUEST":
+        return {"BillingMode": "PAY_PER_REQUEST", "LastUpdateToPayPerRequestDateTime": since or entry.created}
+    if since is not None:
+        return {"BillingMode": "PROVISIONED", "LastUpdateToPayPerRequestDateTime": since}
+    return None
+
+
+def describe_deleted(entry: TableEntry) -> dict[str, Any]:
+    """DeleteTable's minimal TableDescription (no dates, key schema or attribute definitions)."""
+    return {"TableName": entry.name, "TableStatus": "DELETING", "TableId": entry.table_id, "TableArn": entry.arn,
+            "ItemCount": entry.table.item_count, "TableSizeBytes": entry.table.size_bytes,
+            "BillingModeSummary": billing_summary(entry) or {"BillingMode": "PROVISIONED"},
+            "ProvisionedThroughput": _throughput_description(entry.read_capacity, entry.write_capacity)}
 
 
 def _index_stats(entry: TableEntry, name: str) -> tuple[int, int]:
@@ -214,6 +221,11 @@ def _describe_gsi(entry: TableEntry, gsi: dict, creating: bool = False) -> dict:
            "IndexStatus": "CREATING" if creating else gsi.get("IndexStatus", "ACTIVE"),
            "ProvisionedThroughput": _throughput_description(pt["ReadCapacityUnits"], pt["WriteCapacityUnits"]),
            "IndexSizeBytes": size, "ItemCount": count, "IndexArn": f"{entry.arn}/index/{gsi['IndexName']}"}
+    index = entry.table.indexes.get(gsi["IndexName"])
+    if index is not None:
+        out["WarmThroughput"] = warm_description(gsi.get("WarmThroughput"), len(index.partitions))
+    if entry.billing_mode == "PAY_PER_REQUEST":
+        out["OnDemandThroughput"] = on_demand_description(gsi.get("OnDemandThroughput"))
     if "Backfilling" in gsi:
         out["Backfilling"] = gsi["Backfilling"]
     return out
@@ -235,7 +247,8 @@ def delete_table(ctx: Context, body: dict) -> dict:
         raise ValidationException(f"Table '{entry.name}' can't be deleted while DeletionProtectionEnabled is set to True")
     stream_spec.disable(ctx, entry)  # its stream stays readable for 24 hours
     ctx.db.drop(entry.name)
-    return {"TableDescription": describe(entry, status="DELETING", indexes=False)}
+    ctx.capacity.forget(entry.name)
+    return {"TableDescription": describe_deleted(entry)}
 
 
 def list_tables(ctx: Context, body: dict) -> dict:
@@ -285,18 +298,22 @@ def update_table(ctx: Context, body: dict) -> dict:
                 f"Current ReadCapacityUnits provisioned for the table: {read}. Requested ReadCapacityUnits: {read}. "
                 f"Current WriteCapacityUnits provisioned for the table: {write}. Requested WriteCapacityUnits: {write}. "
                 "Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.")
+    if billing != entry.billing_mode:  # remembered for BillingModeSummary, also after switching back
+        entry.pay_per_request_since = (ctx.wall_clock() if billing == "PAY_PER_REQUEST"
+                                       else entry.pay_per_request_since or entry.created)
     entry.billing_mode, entry.read_capacity, entry.write_capacity = billing, read, write
     if billing == "PAY_PER_REQUEST":  # on-demand indexes show 0/0, and need throughput again to switch back
         for gsi in entry.gsis:
             gsi.pop("ProvisionedThroughput", None)
-    for member in ("SSESpecification", "TableClass", "DeletionProtectionEnabled",
-                   "OnDemandThroughput", "WarmThroughput"):
+    for member in ("SSESpecification", "TableClass", "DeletionProtectionEnabled"):  # streams: stream_spec
         if member in body:
             entry.extra[member] = body[member]
-    entry.table.set_partition_count(partition_count(entry))
-    stream_spec.apply(ctx, entry, stream)
+    for member in ("OnDemandThroughput", "WarmThroughput"):  # members left out keep their value
+        if member in body:
+            entry.extra[member] = {**entry.extra.get(member, {}), **body[member]}
     index_updates.apply(entry, body, definitions)
-    refresh_meters(ctx, entry)  # new rates apply from this moment, not from the next request
+    ctx.capacity.configure(entry)  # new rates and partition counts apply from this moment
+    stream_spec.apply(ctx, entry, stream)
     out = {"TableDescription": describe(entry, status="UPDATING")}
     index_updates.finish(entry)
     return out

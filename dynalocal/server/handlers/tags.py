@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import re
 
-from ...errors import ResourceNotFoundException, ValidationException
+from ...errors import AccessDeniedException, ResourceNotFoundException, ValidationException
+from ...storage.capacity.registry import MODEL_TAG, PARTITIONS_TAG
 from ...storage.database import TableEntry
 from ..context import Context
-from .tables import PARTITIONS_TAG, partition_count
 
 MAX_TAGS = 50
 _TAG_TEXT = re.compile(r"[\w\s.:/=+\-@]*")  # AWS tagging convention: letters, digits, spaces, _ . : / = + - @
@@ -20,6 +20,9 @@ def _table_for_arn(ctx: Context, arn: str, operation: str) -> TableEntry:
         raise ValidationException(f"Invalid TableArn: Invalid ResourceArn provided as input {arn}")
     entry = ctx.db.tables.get(parts[5][6:])
     if entry is None or entry.arn != arn:
+        if operation == "ListTagsOfResource":  # DynamoDB answers AccessDenied here (corrections §1)
+            raise AccessDeniedException(f"User: arn:aws:iam::{parts[4]}:root is not authorized to perform: "
+                                        f"dynamodb:ListTagsOfResource on resource: {arn}")
         if operation == "UntagResource":
             raise ResourceNotFoundException("Requested resource not found")
         raise ResourceNotFoundException(f"Requested resource not found: ResourcArn: {arn} not found")
@@ -41,18 +44,18 @@ def check_tags(tags: list[dict], existing: dict[str, str]) -> dict[str, str]:
     return merged
 
 
-def _retag(entry: TableEntry, tags: dict[str, str]) -> None:
-    changed = tags.get(PARTITIONS_TAG) != entry.tags.get(PARTITIONS_TAG)
+def _retag(ctx: Context, entry: TableEntry, tags: dict[str, str]) -> None:
+    changed = any(tags.get(tag) != entry.tags.get(tag) for tag in (PARTITIONS_TAG, MODEL_TAG))
     entry.tags = tags
     if changed:
-        entry.table.set_partition_count(partition_count(entry))
+        ctx.capacity.configure(entry)
 
 
 def tag_resource(ctx: Context, body: dict) -> bytes:
     entry = _table_for_arn(ctx, body["ResourceArn"], "TagResource")
     if not body["Tags"]:
         raise ValidationException("Atleast one Tag needs to be provided as Input.")
-    _retag(entry, check_tags(body["Tags"], entry.tags))
+    _retag(ctx, entry, check_tags(body["Tags"], entry.tags))
     return b""  # DynamoDB answers tagging with an empty body
 
 
@@ -60,7 +63,7 @@ def untag_resource(ctx: Context, body: dict) -> bytes:
     entry = _table_for_arn(ctx, body["ResourceArn"], "UntagResource")
     if not body["TagKeys"]:
         raise ValidationException("Atleast one Tag Key needs to be provided as Input.")
-    _retag(entry, {k: v for k, v in entry.tags.items() if k not in set(body["TagKeys"])})
+    _retag(ctx, entry, {k: v for k, v in entry.tags.items() if k not in set(body["TagKeys"])})
     return b""
 
 

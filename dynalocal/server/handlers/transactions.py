@@ -18,14 +18,13 @@ from ...errors import (ConditionalCheckFailedException, DynamoError, IdempotentP
 from ...expressions import compile_request
 from ...storage.blob import dumps
 from ...storage.capacity import read_units, write_units
+from ...storage.capacity.charge import Charge, GsiWrite, consumed_list, partition_key
 from ...storage.database import TableEntry
 from ...storage.index import check_index_keys
 from ...storage.mutation import Mutation
-from ...storage.table import Table
 from ...storage.values import MAX_ITEM_SIZE, item_size, validate_item
 from ..context import Context
-from ..throttling import GsiWrite, charge_read, charge_writes, gsi_refusal, gsi_writes, refusal, table_meter
-from .common import add_units, consumed, data_table, write_consumed
+from .common import data_table
 
 ACTIONS = ("ConditionCheck", "Put", "Update", "Delete")
 TOKEN_LIFETIME = 600.0
@@ -57,6 +56,7 @@ class Action:
     compiled: Any = None
     spec_size: int = 0  # validated size of a Put's item
     gsis: list[GsiWrite] = field(default_factory=list)  # GSI entries the write touches
+    charge: Charge | None = None  # capacity of this action's table in this request
     old_item: dict | None = None  # decoded old / new item, handed on to Table.apply's listeners
     new_item: dict | None = None
 
@@ -127,17 +127,30 @@ def _throttle_reason(action: Action, err: DynamoError | None) -> None:
         raise Cancelled(code, err.message)
 
 
-def _admit(ctx: Context, action: Action, write: bool) -> None:
-    meter = table_meter(ctx, action.entry)
-    _throttle_reason(action, refusal(ctx, action.entry, meter, action.part, "Write" if write else "Read"))
+def _charges(ctx: Context, actions: list[Action]) -> dict[str, Charge]:
+    """One Charge per table named in the request (ConsumedCapacity lists tables as named)."""
+    charges: dict[str, Charge] = {}
+    for action in actions:
+        name = action.spec["TableName"]
+        charge = charges.get(name)
+        if charge is None:
+            charge = charges[name] = ctx.capacity.charge(action.entry)
+            charge.table_used = True
+        action.charge = charge
+    return charges
 
 
-def _admit_indexes(ctx: Context, action: Action, old_item: dict | None, new_item: dict | None) -> None:
+def _admit(action: Action, write: bool) -> None:
+    _throttle_reason(action, action.charge.refuse(1 if write else 0, action.part))  # type: ignore[union-attr]
+
+
+def _admit_indexes(action: Action, old_item: dict | None, new_item: dict | None) -> None:
     """GSI back-pressure: cancel a write that a GSI partition cannot absorb."""
     if not action.entry.table.indexes or (action.new is None and (action.kind != "Delete" or action.old is None)):
         return
-    action.gsis = gsi_writes(ctx, action.entry, action.key, action.old, new_item, old_item)
-    _throttle_reason(action, gsi_refusal(ctx, action.entry, action.gsis))
+    charge = action.charge
+    action.gsis = charge.plan_gsi(action.key, action.old, new_item, old_item)  # type: ignore[union-attr]
+    _throttle_reason(action, charge.refuse_gsi(action.part, action.gsis))  # type: ignore[union-attr]
 
 
 def _cancel(reasons: list[Cancelled | None]) -> TransactionCanceledException:
@@ -156,30 +169,6 @@ def _cancel(reasons: list[Cancelled | None]) -> TransactionCanceledException:
     return TransactionCanceledException(
         f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
         CancellationReasons=out)
-
-
-def _write_capacity(body: dict, per_table: dict[str, tuple[Table, float, dict[str, float]]]) -> list[dict] | None:
-    """ConsumedCapacity per table of a write transaction (index writes included)."""
-    out = []
-    for name, (table, units, index_units) in per_table.items():
-        cc = write_consumed(body, name, units, index_units, table)
-        if cc is None:
-            return None
-        cc["WriteCapacityUnits"] = cc["CapacityUnits"]
-        out.append(cc)
-    return out
-
-
-def _read_capacity(body: dict, per_table: dict[str, float]) -> list[dict] | None:
-    """ConsumedCapacity per table of a read transaction."""
-    out = []
-    for name, units in per_table.items():
-        cc = consumed(body, name, units)
-        if cc is None:
-            return None
-        cc["ReadCapacityUnits"] = units
-        out.append(cc)
-    return out
 
 
 def _idempotency(body: dict) -> tuple[str | None, bytes]:
@@ -231,6 +220,7 @@ def transact_write_items(ctx: Context, body: dict) -> dict | bytes:
         except Cancelled as reason:
             raise _cancel([reason if j == i else None for j in range(len(actions))]) from None
     reasons: list[Cancelled | None] = [None] * len(actions)
+    charges = _charges(ctx, actions)
     seen_keys = set()
     for action in actions:
         ident = (action.entry.name, action.key)
@@ -239,28 +229,23 @@ def transact_write_items(ctx: Context, body: dict) -> dict | bytes:
         seen_keys.add(ident)
     for i, action in enumerate(actions):
         try:
-            _admit(ctx, action, write=True)
-            _admit_indexes(ctx, action, *_evaluate(action))
+            _admit(action, write=True)
+            _admit_indexes(action, *_evaluate(action))
         except Cancelled as reason:
             reasons[i] = reason
     if any(reasons):
         raise _cancel(reasons)
     # 4. Apply: nothing below can fail.
-    per_table: dict[str, tuple[Table, float, dict[str, float]]] = {}
     for action in actions:
         table = action.entry.table
         index_units: dict[str, float] = {}
         if action.new is not None or (action.kind == "Delete" and action.old is not None):
             index_units = table.apply(Mutation(action.key, action.new, action.new_item, action.old_item)).owed
         # Index writes are transactional too: twice their units, GSIs' on their own partitions.
-        index_units = charge_writes(ctx, action.entry, action.part, action.key, action.units, index_units,
-                                    action.gsis, factor=2.0)
-        name = action.spec["TableName"]
-        _, units, indexes = per_table.get(name, (table, 0.0, {}))
-        add_units(indexes, index_units)
-        per_table[name] = (table, units + action.units, indexes)
+        action.charge.writes(action.part, action.key, action.units, index_units,  # type: ignore[union-attr]
+                             action.gsis, factor=2.0)
     out: dict[str, Any] = {}
-    cc = _write_capacity(body, per_table)
+    cc = consumed_list(body, charges, "WriteCapacityUnits")
     if cc:
         out["ConsumedCapacity"] = cc
     result = out or b"{}"
@@ -278,26 +263,33 @@ def transact_get_items(ctx: Context, body: dict) -> dict:
         action = Action("Get", spec, data_table(ctx, spec["TableName"]), compiled=compiled)
         planned.append(action)
     reasons: list[Cancelled | None] = [None] * len(planned)
+    charges = _charges(ctx, planned)
+    seen_keys = set()
     for i, action in enumerate(planned):
         try:
-            table = action.entry.table
-            try:
-                action.key = table.schema.check_key(action.spec["Key"])
-            except ValidationException as err:
-                raise Cancelled("ValidationError", err.message) from None
-            action.part = table.partition_index(action.key)
-            _admit(ctx, action, write=False)
+            action.key = action.entry.table.schema.check_key(action.spec["Key"])
+        except ValidationException as err:
+            reasons[i] = Cancelled("ValidationError", err.message)
+            continue
+        ident = (action.entry.name, action.key)
+        if ident in seen_keys:  # request-level, before any admission (corrections §1)
+            raise ValidationException("Transaction request cannot include multiple operations on one item")
+        seen_keys.add(ident)
+    for i, action in enumerate(planned):
+        if reasons[i] is not None:
+            continue
+        try:
+            action.part = action.entry.table.partition_index(action.key)
+            _admit(action, write=False)
         except Cancelled as reason:
             reasons[i] = reason
     if any(reasons):
         raise _cancel(reasons)
-    responses, per_table = [], {}
+    responses = []
     for action in planned:
         record = action.entry.table.partitions[action.part].get(action.key)
         units = 2 * read_units(record[1] if record else 0, True)
-        charge_read(ctx, action.entry, action.part, units, action.key)
-        name = action.spec["TableName"]
-        per_table[name] = per_table.get(name, 0.0) + units
+        action.charge.read(action.part, units, partition_key(action.key))  # type: ignore[union-attr]
         if record is None:
             responses.append({})
             continue
@@ -305,7 +297,7 @@ def transact_get_items(ctx: Context, body: dict) -> dict:
         projection = action.compiled.projection if action.compiled is not None else None
         responses.append({"Item": projection.apply(item) if projection is not None else item})
     out: dict[str, Any] = {"Responses": responses}
-    cc = _read_capacity(body, per_table)
+    cc = consumed_list(body, charges, "ReadCapacityUnits")
     if cc:
         out["ConsumedCapacity"] = cc
     return out

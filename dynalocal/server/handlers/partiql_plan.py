@@ -1,0 +1,227 @@
+"""Planning PartiQL statements onto the equivalent DynamoDB operations.
+
+A SELECT whose WHERE fixes the whole primary key of the table is a GetItem (one per value of
+an IN on the partition key); one that fixes the partition key (= or IN) of the table or the
+named index, plus optionally one sort-key range, is a Query per partition-key value; anything
+else is a Scan. Conjuncts not used as key conditions are a residual filter, evaluated on each
+returned item by the expression evaluator. Writes need equality on every key attribute; their
+remaining conjuncts become the ConditionExpression of the PutItem/UpdateItem/DeleteItem.
+"""
+from __future__ import annotations
+
+from ...errors import ValidationException
+from ...expressions import ast as A
+from ...expressions.evaluate import compile_condition
+from ...expressions.partiql_ast import Delete, Exists, Insert, Select, Statement, Update
+from ...expressions.partiql_render import Renderer
+from ...storage.database import TableEntry
+from ...storage.keys import KeySchema
+
+NO_KEY = "Where clause does not contain a mandatory equality on all key attributes"
+RANGE_OPS = {"=": "=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+SWAPPED = {"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+def key_type_error(name: str) -> ValidationException:
+    return ValidationException(f"Key attribute's data type should match its data type in table's schema: Key {name}")
+
+
+def _conjuncts(where: object) -> list:
+    if where is None:
+        return []
+    return list(where.items) if isinstance(where, A.And) else [where]
+
+
+def _is_attr(node: object, name: str) -> bool:
+    return isinstance(node, A.Path) and node.elements == (name,)
+
+
+def _equality(node: object, name: str) -> A.Value | None:
+    """The value slot of `name = value` (either side), else None."""
+    if isinstance(node, A.Compare) and node.op == "=":
+        if _is_attr(node.left, name) and isinstance(node.right, A.Value):
+            return node.right
+        if _is_attr(node.right, name) and isinstance(node.left, A.Value):
+            return node.left
+    return None
+
+
+def _hash_condition(node: object, name: str) -> tuple | None:
+    value = _equality(node, name)
+    if value is not None:
+        return (value,)
+    if isinstance(node, A.In) and _is_attr(node.subject, name) and all(isinstance(o, A.Value) for o in node.options):
+        return node.options
+    return None
+
+
+def _range_condition(node: object, name: str) -> A.Compare | A.Between | A.Call | None:
+    """A conjunct a Query can serve as its sort-key condition, normalised to `name op value`."""
+    if isinstance(node, A.Compare) and node.op in RANGE_OPS:
+        if _is_attr(node.left, name) and isinstance(node.right, A.Value):
+            return node
+        if _is_attr(node.right, name) and isinstance(node.left, A.Value):
+            return A.Compare(SWAPPED[node.op], node.right, node.left)
+    if isinstance(node, A.Between) and _is_attr(node.subject, name) and isinstance(node.low, A.Value) \
+            and isinstance(node.high, A.Value):
+        return node
+    if isinstance(node, A.Call) and node.name == "begins_with" and _is_attr(node.args[0], name) \
+            and isinstance(node.args[1], A.Value):
+        return node
+    return None
+
+
+def _and(items: list) -> object:
+    if not items:
+        return None
+    return items[0] if len(items) == 1 else A.And(tuple(items))
+
+
+class ReadPlan:
+    """How a SELECT runs: operation, key slots, key condition text, residual filter, projection."""
+
+    def __init__(self, select: Select, schema: KeySchema, index: str | None, is_table: bool) -> None:
+        self.table, self.index, self.projection = select.table, index, select.projection
+        self.schema = schema
+        self.aliases = self._aliases(select.projection)
+        rest = _conjuncts(select.where)
+        self.hash_values: tuple = ()
+        self.range: object = None
+        for i, node in enumerate(rest):
+            found = _hash_condition(node, schema.hash_name)
+            if found is not None:
+                self.hash_values = found
+                del rest[i]
+                break
+        if self.hash_values and schema.range_name is not None:
+            for i, node in enumerate(rest):
+                found = _range_condition(node, schema.range_name)
+                if found is not None:
+                    self.range = found
+                    del rest[i]
+                    break
+        if not self.hash_values:
+            self.operation, rest = "Scan", _conjuncts(select.where)
+        elif is_table and (schema.range_name is None or (
+                isinstance(self.range, A.Compare) and self.range.op == "=")):
+            self.operation = "GetItem"
+        else:
+            self.operation = "Query"
+        self.residual = _and(rest)
+        self.filter = compile_condition(self.residual) if self.residual is not None else None
+        self.descending = self._order(select, schema)
+        self.key_condition, self.names, self.range_values = self._key_condition(schema)
+
+    @staticmethod
+    def _aliases(projection: tuple | None) -> tuple:
+        """Output names of projected paths: the last name and any indexes after it (`a.b[0]` -> `b[0]`)."""
+        if projection is None:
+            return ()
+        aliases = []
+        for path in projection:
+            elements = path.elements
+            last = max(i for i, e in enumerate(elements) if isinstance(e, str))
+            alias = elements[last] + "".join(f"[{e}]" for e in elements[last + 1:])
+            if alias in aliases:
+                raise ValidationException(f"Duplicate identifiers in select clause: {alias}")
+            aliases.append(alias)
+        return tuple(aliases)
+
+    def _order(self, select: Select, schema: KeySchema) -> bool:
+        if not select.order:
+            return False
+        if select.where is None:
+            raise ValidationException("Must have WHERE clause in the statement when using ORDER BY clause.")
+        descending = False
+        for name, desc in select.order:
+            if name not in schema.name_set:
+                raise ValidationException(f"Variable reference {name} in ORDER BY clause must be part of the primary key")
+            if name == schema.range_name:
+                descending = desc
+        if not self.hash_values:
+            raise ValidationException("Must have at least one non-optional hash key condition in WHERE clause when "
+                                      "using ORDER BY clause.")
+        return descending
+
+    def _key_condition(self, schema: KeySchema) -> tuple[str | None, dict, tuple]:
+        """The KeyConditionExpression (`:h` is the partition-key value of each Query) and its slots."""
+        if self.operation != "Query":
+            return None, {}, ()
+        if self.range is None:
+            return "#h = :h", {"#h": schema.hash_name}, ()
+        renderer = Renderer()
+        renderer.names[schema.range_name] = "#r"  # type: ignore[index]
+        text = renderer.condition(self.range)
+        return f"#h = :h AND {text}", {"#h": schema.hash_name, "#r": schema.range_name}, tuple(renderer.values)
+
+
+class WritePlan:
+    """How an INSERT/UPDATE/DELETE/EXISTS runs: key slots plus rendered expressions."""
+
+    def __init__(self, tree: object, schema: KeySchema) -> None:
+        self.schema = schema
+        renderer = Renderer()
+        self.key: dict[str, A.Value] = {}
+        self.update: str | None = None
+        self.condition: str | None = None
+        self.returning = getattr(tree, "returning", None)
+        self.arith: list[A.Arith] = []
+        self.negated = getattr(tree, "negated", False)  # NOT EXISTS
+        self.checks = False  # whether the WHERE has conditions besides the key
+        if isinstance(tree, Insert):
+            self.kind, self.item = "Insert", tree.item
+            self.condition = f"attribute_not_exists({renderer.name(schema.hash_name)})"
+        else:
+            where = tree.select.where if isinstance(tree, Exists) else tree.where
+            rest = self._key(where, schema)
+            self.checks = bool(rest)
+            guard: list = []
+            if isinstance(tree, Update):
+                self.kind = "Update"
+                self.update = renderer.update(tree.actions)
+                self.arith = [a.value for a in tree.actions if isinstance(a.value, A.Arith)]
+            else:
+                self.kind = "Delete" if isinstance(tree, Delete) else "Exists"
+            if self.kind in ("Update", "Exists"):  # the item must exist
+                guard = [A.Call("attribute_exists", (A.Path((schema.hash_name,), placeholders=False),))]
+            if guard or rest:
+                self.condition = renderer.condition(_and(guard + rest))
+        self.names = renderer.attribute_names
+        self.values = tuple(renderer.values)
+
+    def _key(self, where: object, schema: KeySchema) -> list:
+        """Take the key equalities out of the WHERE conjuncts; return the rest."""
+        rest = []
+        for node in _conjuncts(where):
+            for name in schema.names:
+                value = _equality(node, name)
+                if value is not None:
+                    if name in self.key:
+                        raise ValidationException(f"Multiple conditions on same key {name}. Only single item "
+                                                  "Update/Insert/Delete are supported")
+                    self.key[name] = value
+                    break
+            else:
+                rest.append(node)
+        if len(self.key) != len(schema.names):
+            raise ValidationException(NO_KEY)
+        return rest
+
+
+def plan(statement: Statement, entry: TableEntry) -> ReadPlan | WritePlan:
+    """The (cached) plan of a statement against the table's current key schema."""
+    tree = statement.tree
+    select = tree if isinstance(tree, Select) else None
+    index_name = select.index if select is not None else None
+    schema = entry.table.schema
+    if index_name is not None:
+        index = entry.table.indexes.get(index_name)
+        if index is None:
+            raise ValidationException(f"The table does not have the specified index: {index_name}")
+        schema = index.schema
+    found = statement.plans.get(schema)
+    if found is None:
+        found = ReadPlan(select, schema, index_name, index_name is None) if select is not None \
+            else WritePlan(tree, schema)
+        statement.plans[schema] = found
+    return found
