@@ -93,7 +93,8 @@ def main() -> None:
                            aws_access_key_id="x", aws_secret_access_key="x")
     schema = {"KeySchema": [{"AttributeName": "id", "KeyType": "HASH"}],
               "AttributeDefinitions": [{"AttributeName": "id", "AttributeType": "S"}],
-              "BillingMode": "PAY_PER_REQUEST"}
+              # provisioned, 1 partition by the classic rule; the tag then sets the partition count
+              "ProvisionedThroughput": {"ReadCapacityUnits": 200, "WriteCapacityUnits": 200}}
     source = ddb.create_table(TableName="orders", **schema,
                               StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
                               Tags=[{"Key": "dynalocal:partitions", "Value": "2"}])["TableDescription"]

@@ -23,7 +23,9 @@ class WallClock:
 @pytest.fixture(scope="module")
 def live():
     clock = WallClock()
-    with LiveServer(Context(settings=Settings(ttl_interval=0.02), wall_clock=clock)) as server:
+    # Throttling off: the tests write in bursts to small provisioned tables (whose partition count
+    # the dynalocal:partitions tag sets) and are about streams, not capacity.
+    with LiveServer(Context(settings=Settings(ttl_interval=0.02, throttling="off"), wall_clock=clock)) as server:
         server.wall = clock
         server.ddb = server.client()
         server.streams = streams_client(server.url)
@@ -40,8 +42,11 @@ def _table(live, view: str | None = "NEW_AND_OLD_IMAGES", range_key: bool = Fals
     defs = [{"AttributeName": "pk", "AttributeType": "S"}] + ([{"AttributeName": "sk", "AttributeType": "N"}] if range_key else [])
     if view is not None:
         kwargs["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": view}
-    out = live.ddb.create_table(TableName=name, KeySchema=keys, AttributeDefinitions=defs,
-                                BillingMode="PAY_PER_REQUEST", **kwargs)
+    if "Tags" in kwargs:  # provisioned: a new on-demand table has 4 partitions whatever the tag says
+        kwargs["ProvisionedThroughput"] = {"ReadCapacityUnits": 100, "WriteCapacityUnits": 100}
+    else:
+        kwargs["BillingMode"] = "PAY_PER_REQUEST"
+    out = live.ddb.create_table(TableName=name, KeySchema=keys, AttributeDefinitions=defs, **kwargs)
     return name, out["TableDescription"].get("LatestStreamArn")
 
 

@@ -29,7 +29,8 @@ def test_stream_survives_restart_with_lineage_and_sequence(tmp_path, stop):
         table = "durable"
         arn = client.create_table(
             TableName=table, KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}], BillingMode="PAY_PER_REQUEST",
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            ProvisionedThroughput={"ReadCapacityUnits": 100, "WriteCapacityUnits": 100},
             StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"},
             Tags=[{"Key": "dynalocal:partitions", "Value": "2"}])["TableDescription"]["LatestStreamArn"]
         _write(client, table, range(0, 3))

@@ -89,7 +89,7 @@ def test_replaying_the_stream_reproduces_the_table(ops):
     ctx = Context(settings=Settings(throttling="off"), clock=itertools.count(1000.0, 1e-3).__next__,
                   wall_clock=itertools.count(1_700_000_000.0, 0.01).__next__)
     arn = call(ctx, DDB + "CreateTable", {
-        "TableName": TABLE, "BillingMode": "PAY_PER_REQUEST",
+        "TableName": TABLE, "ProvisionedThroughput": {"ReadCapacityUnits": 10, "WriteCapacityUnits": 10},
         "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
         "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
                                  {"AttributeName": "sk", "AttributeType": "N"}],
