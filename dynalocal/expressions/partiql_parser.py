@@ -18,7 +18,8 @@ COMPARATORS = {"=": "=", "<>": "<>", "!=": "<>", "<": "<", "<=": "<=", ">": ">",
 CONDITION_FUNCTIONS = frozenset(("begins_with", "contains", "attribute_type", "attribute_exists",
                                  "attribute_not_exists"))
 ARITY = {"begins_with": 2, "contains": 2, "attribute_type": 2, "attribute_exists": 1, "attribute_not_exists": 1,
-         "size": 1, "list_append": 2, "set_add": 2, "set_delete": 2}
+         "size": 1, "list_append": 2, "set_add": 2, "set_delete": 2, "if_not_exists": 2}
+UPDATE_FUNCTIONS = frozenset(("list_append", "if_not_exists"))
 RETURNING = {("ALL", "OLD"): "ALL_OLD", ("MODIFIED", "OLD"): "UPDATED_OLD", ("ALL", "NEW"): "ALL_NEW",
              ("MODIFIED", "NEW"): "UPDATED_NEW"}
 MISSING_COMPARED = "MISSING must be compared using IS operator"
@@ -234,8 +235,13 @@ class Parser:
 
     def parse_update_operand(self) -> object:
         tok = self.peek()
-        if tok.kind == IDENT and tok.text.lower() == "list_append" and self.peek(1).text == "(":
-            return self.parse_call("list_append", self.parse_update_operand)
+        if tok.kind == IDENT and self.peek(1).text == "(":
+            if tok.text.lower() not in UPDATE_FUNCTIONS:
+                self._check_function(tok)
+            call = self.parse_call(tok.text.lower(), self.parse_update_operand)
+            if call.name == "if_not_exists" and not isinstance(call.args[0], A.Path):
+                raise self.error(tok)
+            return call
         return self.parse_operand()
 
     # -- conditions ----------------------------------------------------------------------------
@@ -324,6 +330,8 @@ class Parser:
         """path | literal | ? | function call."""
         tok = self.peek()
         if tok.kind == IDENT and self.peek(1).kind == PUNCT and self.peek(1).text == "(":
+            if tok.text.lower() not in CONDITION_FUNCTIONS and tok.text.lower() != "size":
+                self._check_function(tok)
             return self.parse_call(tok.text.lower())
         if tok.kind == QUOTED or (tok.kind == IDENT and tok.keyword() is None):
             return self.parse_path()
@@ -333,6 +341,12 @@ class Parser:
                 raise ValidationException(MISSING_COMPARED)
             return MISSING
         return self.parse_value()
+
+    def _check_function(self, tok: Token) -> None:
+        """A function name that does not belong here: unknown, or known but for the other context."""
+        if tok.text.lower() not in ARITY:
+            raise ValidationException(f"Unrecognized function: {tok.text.lower()}")
+        raise self.error(tok)
 
     def parse_call(self, name: str, operand=None) -> A.Call:
         if name not in ARITY:

@@ -94,8 +94,10 @@ class DynamoApp:
             from starlette.applications import Starlette
 
             from .admin import admin_routes
+            from .adminguard import AdminGuard
 
-            self._admin = Starlette(routes=admin_routes(self.ctx))
+            settings = self.ctx.settings
+            self._admin = AdminGuard(Starlette(routes=admin_routes(self.ctx)), settings.host, settings.admin_token)
         return self._admin
 
     async def _lifespan(self, receive, send) -> None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 import argparse
 import logging
+import os
 import sys
 
 from .context import Context, Settings
@@ -33,6 +34,9 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--snapshot-mb", type=float, default=64.0,
                         help="take a snapshot once the log has grown this many MiB (default 64)")
     parser.add_argument("--no-reset", action="store_true", help="disable POST /_dynalocal/reset")
+    parser.add_argument("--admin-token", default=os.environ.get("DYNALOCAL_ADMIN_TOKEN") or None,
+                        help="require this token for admin endpoints other than health and metrics (needed to use "
+                             "them on a non-loopback bind; default: env DYNALOCAL_ADMIN_TOKEN)")
     parser.add_argument("--request-timeout", type=float, default=30.0,
                         help="seconds a client has to send a whole request (default 30)")
     parser.add_argument("--keep-alive-timeout", type=int, default=5,
@@ -43,8 +47,45 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     return parser.parse_args(argv)
 
 
+def repair(argv: list[str]) -> int:
+    """`dynalocal repair --data-dir DIR`: salvage a write-ahead log that start-up refused as damaged."""
+    parser = argparse.ArgumentParser(prog="dynalocal repair", description=(
+        "Rewrite damaged write-ahead log segments with every intact record, keeping each original as "
+        "<segment>.damaged, and report what was dropped. Run it when start-up refuses a damaged log."))
+    parser.add_argument("--data-dir", required=True, help="the data directory to repair (no server may be using it)")
+    args = parser.parse_args(argv)
+    from pathlib import Path
+
+    from ..storage.repair import repair_directory
+    from .durability import DataDirectoryInUse, _lock
+
+    directory = Path(args.data_dir)
+    if not directory.is_dir():
+        print(f"dynalocal repair: {directory} is not a directory")
+        return 2
+    try:
+        lock = _lock(directory)
+    except DataDirectoryInUse as err:
+        print(f"dynalocal repair: {err}; stop it first")
+        return 2
+    try:
+        done = repair_directory(directory)
+    finally:
+        if lock is not None:
+            os.close(lock)
+    if not done:
+        print(f"dynalocal repair: the write-ahead log in {directory} has no damage; nothing changed")
+        return 0
+    for segment in done:
+        print(segment.describe())
+    print("Records of a table whose creation was in dropped bytes are skipped at start-up (it says how many).")
+    return 0
+
+
 def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
+    if argv[:1] == ["repair"]:
+        raise SystemExit(repair(argv[1:]))
     if argv[:1] == ["streams"]:  # a client tool: `dynalocal streams tail TABLE`
         from .streams_tail import main as streams_main
 
@@ -61,7 +102,8 @@ def main(argv: list[str] | None = None) -> None:
                                    capacity_model=args.capacity_model,
                                    allow_reset=not args.no_reset, data_dir=args.data_dir, sync=args.sync,
                                    sync_interval=args.sync_interval_ms / 1000,
-                                   snapshot_bytes=int(args.snapshot_mb * 1024 * 1024)))
+                                   snapshot_bytes=int(args.snapshot_mb * 1024 * 1024),
+                                   admin_token=args.admin_token))
     if args.data_dir is not None:
         from .durability import STARTUP_ERRORS, Durability
 

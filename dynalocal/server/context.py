@@ -41,6 +41,7 @@ class Settings(_Record):
                  sync: str = "batch",  # always | batch | none: when the log is fsynced (see server.groupcommit)
                  sync_interval: float = 0.002,  # batch mode: least seconds between fsyncs while several writes wait
                  snapshot_bytes: int = 64 * 1024 * 1024,  # log bytes after which a snapshot is taken (at least)
+                 admin_token: str | None = None,  # required by guarded admin routes when set (server.adminguard)
                  ) -> None:
         self.host = host
         self.port = port
@@ -54,6 +55,7 @@ class Settings(_Record):
         self.sync = sync
         self.sync_interval = sync_interval
         self.snapshot_bytes = snapshot_bytes
+        self.admin_token = admin_token
 
 
 class Context(_Record):

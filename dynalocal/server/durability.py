@@ -5,7 +5,8 @@ listener collects the request's item writes; `commit` adds the metadata of table
 successful control-plane operation changed (or drop markers), appends it all as ONE log
 group (so a request, later a transaction, is recovered entirely or not at all) and awaits
 its fsync before the response is sent. Reads also wait while earlier writes they might
-have seen are not yet durable. Mutations outside requests (the TTL sweeper) are grouped
+have seen are not yet durable. A group that cannot be written or synced (a full disk) is
+cut from the log and undone in memory (server.rollback), and its request answered 500. Mutations outside requests (the TTL sweeper) are grouped
 per event-loop turn and not awaited. Snapshots are taken at clean shutdown and when the log
 since the last one exceeds max(--snapshot-mb, a quarter of that snapshot's size): replaying
 a log is about four times slower per byte than loading a snapshot, so this bounds start-up
@@ -18,13 +19,14 @@ import asyncio
 import gc
 import logging
 import os
+from collections import deque
 from pathlib import Path
 
 import orjson
 
 from ..errors import InternalServerError
 from ..storage.database import Database, TableEntry
-from ..storage.mutation import Mutation
+from ..storage.mutation import ROLLBACK, Mutation
 from ..storage.recovery import Recovery, RecoveryError, recover
 from ..storage.snapshot import Image, SnapshotError, snapshots, write
 from ..storage.table import Table
@@ -37,6 +39,7 @@ from . import codec
 from .context import Context
 from .groupcommit import GroupCommit
 from .handlers.common import table_name
+from .rollback import Undo, item_undo, table_undo, undo
 
 try:
     import fcntl
@@ -70,12 +73,18 @@ class Durability:
         self.snapshot_min_bytes = settings.snapshot_bytes
         self.snapshot_bytes = recovery.snapshot_bytes
         self.log_bytes = recovery.replayed_bytes  # log written since the newest snapshot
+        self.commits.on_failure = self._undo_after
         self._group: list[Entry] | None = None
+        self._group_undo: list[Undo] = []  # how to undo the open group's changes
         self._orphans: list[Entry] = []
+        self._orphans_undo: list[Undo] = []
+        self._pending: deque[tuple[int, list[Undo]]] = deque()  # (end position, undo) of groups not yet durable
         self._logged: dict[str, tuple[Table, bytes]] = {}  # table -> (its data, metadata as last logged)
+        self._entries: dict[str, TableEntry] = {}  # table -> its entry when last logged
         self._control: dict[str, bool] = {}  # target -> whether it may change metadata
         self._snapshot_lock = asyncio.Lock()
         self._snapshot_task: asyncio.Task | None = None
+        self._snapshot_retry = 0  # after a failed snapshot: the log size at which to try again
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock_fd: int | None = None
         for name, entry in self.db.tables.items():
@@ -92,8 +101,9 @@ class Durability:
         result = recover(directory, ctx.db)
         gc.freeze()  # the recovered items are long-lived: keep them out of every later cycle collection
         items = sum(e.table.item_count for e in ctx.db.tables.values())
-        log.info("recovered %d tables, %d items from %s in %.2fs (snapshot %s, %d log groups replayed)",
-                 len(ctx.db.tables), items, directory, result.seconds, result.snapshot, result.groups)
+        log.info("recovered %d tables, %d items from %s in %.2fs (snapshot %s, %d log groups replayed, %d records "
+                 "of tables that no longer exist skipped)", len(ctx.db.tables), items, directory, result.seconds,
+                 result.snapshot, result.groups, result.skipped)
         ctx.journal = journal = cls(ctx, directory, result)
         journal._lock_fd = lock
         return journal
@@ -102,19 +112,25 @@ class Durability:
 
     def _track(self, name: str, entry: TableEntry, meta: bytes) -> None:
         self._logged[name] = (entry.table, meta)
+        self._entries[name] = entry
         if self.on_apply not in entry.table.listeners:
             entry.table.listeners.append(self.on_apply)
 
     def on_apply(self, m: Mutation) -> None:
-        """Table listener: record one mutation in the open group."""
+        """Table listener: record one mutation (and how to undo it) in the open group."""
+        if m.origin == ROLLBACK:
+            return  # putting back what the log already says
         group = self._group
         if group is None:
-            group = self._orphans
+            group, changes = self._orphans, self._orphans_undo
             if not group:
                 self._schedule_orphans()
-        name = m.table.name  # type: ignore[union-attr]
+        else:
+            changes = self._group_undo
+        table = m.table
         new = m.new
-        group.append((PUT, name, m.key, new) if new is not None else (DELETE, name, m.key, None))
+        group.append((PUT, table.name, m.key, new) if new is not None else (DELETE, table.name, m.key, None))  # type: ignore[union-attr]
+        changes.append(item_undo(table, m.key, m.old))  # type: ignore[arg-type]
 
     def on_stream(self, arn: str, event: bytes) -> None:
         """Stream registry sink: record one stream event in the open group, after its item write."""
@@ -135,7 +151,12 @@ class Durability:
         if self._orphans:
             self._bind()
             orphans, self._orphans = self._orphans, []
-            self._append(orphans)
+            changes, self._orphans_undo = self._orphans_undo, []
+            try:
+                self._append(orphans, changes)
+            except OSError:  # nobody waits for these (TTL deletions): undo them, the sweep retries
+                log.exception("write-ahead log failure")
+                self._undo(changes)
 
     def _bind(self) -> None:
         if self._loop is None:
@@ -147,30 +168,54 @@ class Durability:
         self._bind()
         if self._group:
             self._orphans += self._group
-        self._group = []
+            self._orphans_undo += self._group_undo
+        self._group, self._group_undo = [], []
         self._flush_orphans()
 
     async def commit(self, target: str | None, raw: bytes, status: int, body: bytes) -> tuple[int, bytes]:
         """Close the request's group, log it, and wait until it (and all before it) is durable."""
         group, self._group = self._group or [], None
+        changes, self._group_undo = self._group_undo, []
         try:
             if status == 200 and target:
                 control = self._control.get(target)
                 if control is None:
                     control = self._control[target] = _changes_metadata(target)
                 if control:
-                    group[:0] = self._control_records(raw)
-            position = self._append(group) if group else self.commits.writer.position
+                    records, undo_tables = self._control_records(raw)
+                    group[:0] = records
+                    changes[:0] = undo_tables
+            if group:
+                try:
+                    position = self._append(group, changes)
+                except OSError:  # not written (nothing of it is left in the log): undo it
+                    self._undo(changes)
+                    raise
+            else:
+                position = self.commits.writer.position
             future = self.commits.waiter(position)
             if future is not None:
-                await future
-        except Exception:  # the change is applied in memory but not durable: say so, as a 500
+                await future  # a failed sync has undone this group (and every one after the last good sync)
+        except Exception:  # not durable: no one sees the change, and the client is told so
             log.exception("write-ahead log failure")
             failure = InternalServerError("The write could not be made durable")
             return failure.status, codec.error_body(failure)
         return status, body
 
-    def _control_records(self, raw: bytes) -> list[Entry]:
+    def _undo(self, changes: list[Undo]) -> None:
+        """Undo one group's changes in memory (as ROLLBACK mutations, which are not logged)."""
+        undo(self.ctx, changes)
+        self._forget(changes)
+
+    def _undo_after(self, durable: int) -> None:
+        """GroupCommit.on_failure: undo every logged group past `durable`, newest first."""
+        pending = self._pending
+        while pending and pending[0][0] <= durable:
+            pending.popleft()
+        while pending:
+            self._undo(pending.pop()[1])
+
+    def _control_records(self, raw: bytes) -> tuple[list[Entry], list[Undo]]:
         """Metadata records of every table the control-plane request created, changed or dropped."""
         try:
             request = orjson.loads(raw)
@@ -184,14 +229,19 @@ class Durability:
             names |= self.db.tables.keys()  # an operation naming no table: compare them all
         return self._records_for(names)
 
-    def _records_for(self, names) -> list[Entry]:
+    def _records_for(self, names) -> tuple[list[Entry], list[Undo]]:
+        """The metadata records of tables whose metadata changed, and how to undo each change."""
         records: list[Entry] = []
+        changes: list[Undo] = []
         for name in sorted(names):
             entry, known = self.db.tables.get(name), self._logged.get(name)
+            before = table_undo(name, self._entries.get(name), known[1] if known is not None else None)
             if entry is None:
                 if known is not None:
                     records.append((DROP, name, None, None))
                     del self._logged[name]
+                    self._entries.pop(name, None)
+                    changes.append(before)
                 continue
             meta = encode_meta(entry)
             if known is not None and known[0] is entry.table and known[1] == meta:
@@ -200,14 +250,32 @@ class Durability:
                 records.append((DROP, name, None, None))  # replaced within one request
             records.append((META, name, meta, None))
             self._track(name, entry, meta)
-        return records
+            changes.append(before)
+        return records, changes
 
-    def _append(self, group: list[Entry]) -> int:
+    def _forget(self, changes: list[Undo]) -> None:
+        """After undoing table changes: the log's view of those tables is what it was."""
+        for kind, name, entry, meta in changes:
+            if kind == "table":
+                if entry is None:
+                    self._logged.pop(name, None)
+                    self._entries.pop(name, None)
+                else:
+                    self._track(name, entry, meta)
+
+    def _append(self, group: list[Entry], changes: list[Undo]) -> int:
+        """Log one group (raising OSError, with nothing of it logged, if it cannot be written)."""
+        pending = self._pending
+        durable = self.commits.durable
+        while pending and pending[0][0] <= durable:
+            pending.popleft()
         before = self.commits.writer.position
         position = self.commits.append(encode_group(group))
+        if position > self.commits.durable:
+            pending.append((position, changes))
         self.log_bytes += position - before
-        if self.log_bytes >= max(self.snapshot_min_bytes, self.snapshot_bytes // 4) and self._snapshot_task is None \
-                and self._loop is not None:
+        if self.log_bytes >= max(self.snapshot_min_bytes, self.snapshot_bytes // 4, self._snapshot_retry) \
+                and self._snapshot_task is None and self._loop is not None:
             self._snapshot_task = self._loop.create_task(self._background_snapshot())
         return position
 
@@ -216,8 +284,10 @@ class Durability:
     async def _background_snapshot(self) -> None:
         try:
             await self.snapshot()
-        except Exception:  # the log still holds everything; try again at the next threshold
+            self._snapshot_retry = 0
+        except Exception:  # the log still holds everything; try again once as much log again is written
             log.exception("snapshot failed")
+            self._snapshot_retry = self.log_bytes + max(self.snapshot_min_bytes, self.snapshot_bytes // 4)
         finally:
             self._snapshot_task = None
 
@@ -246,8 +316,10 @@ class Durability:
         """Drop every table, log it, and compact the data directory to an empty snapshot."""
         self.begin()
         dropped = drop_all(self.ctx)
-        self._group = self._records_for(set(self._logged))
-        await self.commit(None, b"", 200, b"")
+        self._group, self._group_undo = self._records_for(set(self._logged))
+        status, _ = await self.commit(None, b"", 200, b"")
+        if status != 200:
+            raise OSError("the reset could not be made durable; nothing was dropped")
         await self.snapshot()
         return dropped
 
@@ -258,9 +330,15 @@ class Durability:
                 await self._snapshot_task
             self._flush_orphans()
             if self.log_bytes > 0:
-                await self.snapshot()
+                try:
+                    await self.snapshot()
+                except OSError:  # e.g. a full disk: the log still holds everything, start-up replays it
+                    log.exception("final snapshot failed; the write-ahead log keeps every write")
         finally:
-            self.commits.close()
+            try:
+                self.commits.close()
+            except OSError:
+                log.exception("closing the write-ahead log failed")
             if self._lock_fd is not None:
                 os.close(self._lock_fd)  # releases the directory lock
                 self._lock_fd = None

@@ -10,14 +10,21 @@ has passed, so that under load one fsync per interval covers them all. In `none`
 nothing is synced and nobody waits (a killed process still loses nothing, a crashed
 machine may). Waiters are futures resolved on the loop once the synced position passes
 theirs.
+
+A failed fsync means the bytes since the last good one may or may not be on disk: they are
+cut off the log (back to the last durable frame), `on_failure` undoes their changes in
+memory, and their waiters fail. The log then carries on: once the disk has room again, new
+writes are durable as usual.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
+import os
 import threading
 import time
 from collections import deque
+from typing import Callable
 
 from ..storage.wal import LogWriter
 
@@ -30,19 +37,24 @@ GATHER_TICKS = 4  # batch mode polls for newly arrived writes this many times pe
 class GroupCommit:
     """The log writer plus the fsync thread and the requests waiting on it."""
 
-    def __init__(self, writer: LogWriter, mode: str = "batch", interval: float = 0.002) -> None:
+    def __init__(self, writer: LogWriter, mode: str = "batch", interval: float = 0.002,
+                 clock: Callable[[], float] = time.monotonic, sleep: Callable[[float], None] = time.sleep) -> None:
         if mode not in SYNC_MODES:
             raise ValueError(f"sync mode must be one of {SYNC_MODES}")
         self.writer = writer
         self.mode = mode
         self.interval = interval if mode == "batch" else 0.0
-        self.durable = 0  # writer position known to be on disk
-        self.error: OSError | None = None
-        self._synced = 0
+        self.durable, self.durable_offset = writer.mark  # the last position known to be on disk, and its offset
+        # on_failure(durable): undo in memory every change logged after `durable` (set by the journal)
+        self.on_failure: Callable[[int], None] | None = None
+        self.failures = 0
+        self._clock, self._sleep = clock, sleep  # the gathering's time, injectable for deterministic tests
+        self._epoch = 0  # bumped by each failure: sync reports from before it are stale
+        self._synced = self.durable
         self._last_sync = 0.0
         self._appends = 0  # groups appended (counted on the loop, read by the flusher)
         self._appends_synced = 0
-        self._lock = threading.Lock()  # the writer's file descriptor, against rotation while syncing
+        self._lock = threading.Lock()  # the writer's file descriptor and the epoch, against the fsync thread
         self._wake = threading.Event()
         self._waiters: deque[tuple[int, asyncio.Future]] = deque()
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -57,29 +69,43 @@ class GroupCommit:
             self._thread.start()
 
     def append(self, payload: bytes) -> int:
-        """Append one group; return the position a waiter must see synced."""
+        """Append one group; return the position a waiter must see synced. Raises OSError if the
+        group could not be written (nothing of it is left in the log)."""
         position = self.writer.append(payload)
         self._appends += 1
         if self.mode == "none":
-            self.durable = position
+            self.durable, self.durable_offset = self.writer.mark
         elif not self._wake.is_set():
             self._wake.set()
         return position
 
     def waiter(self, position: int) -> asyncio.Future | None:
-        """A future resolved once `position` is durable, or None if it already is."""
+        """A future resolved once `position` is durable (failed if it cannot be), or None if it already is."""
         if position <= self.durable:
             return None
-        if self.error is not None:
-            raise self.error
         future = self._loop.create_future()  # type: ignore[union-attr]
         self._waiters.append((position, future))
         return future
 
     def rotate(self, generation: int) -> None:
-        """Continue in a new segment (the old one is synced first)."""
+        """Continue in a new segment once everything in the current one is synced.
+
+        A failed sync is handled like the flusher's; a new segment that cannot be created
+        leaves the log in the current one (raising either way)."""
         with self._lock:
-            self.writer.rotate(generation)
+            try:
+                os.fsync(self.writer.fd)
+            except OSError as err:
+                failure: OSError | None = err
+            else:
+                failure = None
+                self._settle(self.writer.mark, None, self._epoch)
+                self.writer.rotate(generation)  # the sync above makes the one in rotate cheap
+                self.durable, self.durable_offset = self.writer.mark
+                self._synced = self.durable
+        if failure is not None:
+            self._fail(failure)
+            raise failure
 
     def _run(self) -> None:
         while True:
@@ -89,18 +115,18 @@ class GroupCommit:
             self._wake.clear()
             if self.interval and self._appends - self._appends_synced > 1:
                 self._gather()
-            self._last_sync = time.monotonic()
+            self._last_sync = self._clock()
             error = None
             with self._lock:
                 self._appends_synced = self._appends
-                target = self.writer.position
-                if target > self._synced:
+                epoch, mark = self._epoch, self.writer.mark
+                if mark[0] > self._synced:
                     try:
                         self.writer.sync()
                     except OSError as err:
                         error = err
-            self._synced = target
-            self._loop.call_soon_threadsafe(self._settle, target, error)  # type: ignore[union-attr]
+                self._synced = mark[0]
+            self._loop.call_soon_threadsafe(self._settle, mark, error, epoch)  # type: ignore[union-attr]
 
     def _gather(self) -> None:
         """Concurrent writers: wait for more writes to share this fsync, while they keep coming.
@@ -112,29 +138,46 @@ class GroupCommit:
         deadline = self._last_sync + self.interval
         seen = self._appends
         while True:
-            left = deadline - time.monotonic()
+            left = deadline - self._clock()
             if left <= 0:
                 return
-            time.sleep(min(left, self.interval / GATHER_TICKS))
+            self._sleep(min(left, self.interval / GATHER_TICKS))
             if self._appends == seen:
                 return
             seen = self._appends
 
-    def _settle(self, target: int, error: OSError | None) -> None:
-        waiters = self._waiters
+    def _settle(self, mark: tuple[int, int], error: OSError | None, epoch: int) -> None:
+        """On the loop: a sync of everything up to `mark` succeeded (or failed)."""
         if error is not None:
-            log.error("fsync of the write-ahead log failed: %s; writes are no longer acknowledged", error)
-            self.error = error
-            while waiters:
-                future = waiters.popleft()[1]
-                if not future.done():
-                    future.set_exception(error)
+            self._fail(error)
             return
-        self.durable = max(self.durable, target)
-        while waiters and waiters[0][0] <= target:
+        if epoch != self._epoch or mark[0] <= self.durable:
+            return  # a report from before a failure (its waiters have failed) or nothing new
+        self.durable, self.durable_offset = mark
+        waiters = self._waiters
+        while waiters and waiters[0][0] <= mark[0]:
             future = waiters.popleft()[1]
             if not future.done():
                 future.set_result(None)
+
+    def _fail(self, error: OSError) -> None:
+        """Cut the log back to the last durable frame, undo what followed, fail its waiters."""
+        log.error("fsync of the write-ahead log failed: %s; the writes since the last good fsync are undone "
+                  "and answered as failed", error)
+        self.failures += 1
+        undo_after = self.durable
+        with self._lock:
+            self._epoch += 1
+            self.writer._try_cut(self.durable_offset)  # if even this fails, the next append retries it first
+            # what is left (in the log, and in memory once undone) is durable; positions are never reused
+            self.durable = self._synced = self.writer.position
+        if self.on_failure is not None:
+            self.on_failure(undo_after)
+        waiters = self._waiters
+        while waiters:
+            future = waiters.popleft()[1]
+            if not future.done():
+                future.set_exception(error)
 
     def close(self) -> None:
         """Stop the flusher and sync and close the log."""
@@ -144,6 +187,6 @@ class GroupCommit:
             self._thread.join()
             self._thread = None
         with self._lock:
+            mark = self.writer.mark
             self.writer.close()
-        self.durable = self.writer.position
-        self._settle(self.durable, None)
+        self._settle(mark, None, self._epoch)

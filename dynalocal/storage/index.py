@@ -19,7 +19,7 @@ import orjson
 from ..errors import ValidationException, invalid
 from .blob import dumps
 from .capacity import write_units
-from .keys import KeySchema, raw_bytes, sort_bytes
+from .keys import SHORT_HASH, SHORT_RANGE, KeySchema, raw_bytes, sort_bytes
 from .mutation import Mutation
 from .partition import Record
 from .table import ItemStore, Table
@@ -90,7 +90,7 @@ class Index(ItemStore):
         h = hav.get(schema.hash_type)
         if h is None or h == "":
             return None
-        key = schema.partition_prefix(h)
+        r = None
         if schema.range_name is not None:
             rav = item.get(schema.range_name)
             if rav is None:
@@ -98,6 +98,10 @@ class Index(ItemStore):
             r = rav.get(schema.range_type)
             if r is None or r == "":
                 return None
+        if (len(h) > SHORT_HASH or (r is not None and len(r) > SHORT_RANGE)) and not schema.fits(h, r):
+            return None  # an oversized index key (stored before the index existed): not in the index
+        key = schema.partition_prefix(h)
+        if r is not None:
             key += escape(sort_bytes(schema.range_type, r)) + TERM  # type: ignore[arg-type]
         return key + table_key
 

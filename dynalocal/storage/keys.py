@@ -26,7 +26,11 @@ TOKEN_SPACE = 1 << TOKEN_BITS
 
 NO_MATCH = "The provided key element does not match the schema"
 INVALID = "One or more parameter values were invalid: "
-PREFIX_CACHE_SIZE = 1 << 14  # partition prefixes remembered per key schema (cleared when full)
+PREFIX_CACHE_SIZE = 1 << 14  # partition prefixes remembered per key schema (cleared when full) ...
+PREFIX_CACHE_BYTES = 1 << 21  # ... or when they hold about this many bytes (keys from requests can be 2 KB each)
+ENTRY_OVERHEAD = 160  # bytes a cache entry costs beyond its key text and prefix (dict slot, object headers)
+HASH_TOO_BIG = f"Size of hashkey has exceeded the maximum size limit of{MAX_HASH_BYTES} bytes"  # sic: "of2048"
+RANGE_TOO_BIG = f"Aggregated size of all range keys has exceeded the size limit of {MAX_RANGE_BYTES} bytes"
 # A key value this long (characters) or shorter cannot exceed the byte limits, in any type.
 SHORT_HASH = MAX_HASH_BYTES // 4
 SHORT_RANGE = MAX_RANGE_BYTES // 4
@@ -73,6 +77,16 @@ def _sort_function(kind: str | None) -> Callable[[str], bytes] | None:
     return base64.b64decode
 
 
+class _PrefixCache(dict):
+    """hash value -> partition prefix, with the bytes it holds (bounded by count and by bytes)."""
+
+    __slots__ = ("bytes",)
+
+    def __init__(self) -> None:
+        super().__init__()
+        self.bytes = 0
+
+
 @dataclass(frozen=True, slots=True)
 class KeySchema:
     """A table's (or index's) key: attribute names and their scalar types."""
@@ -84,38 +98,55 @@ class KeySchema:
     names: tuple[str, ...] = field(init=False, repr=False, compare=False)
     name_set: frozenset[str] = field(init=False, repr=False, compare=False)
     _sort: Callable[[str], bytes] | None = field(init=False, repr=False, compare=False)
-    _prefixes: dict[str, bytes] = field(init=False, repr=False, compare=False)  # hash value -> prefix
+    _prefixes: _PrefixCache = field(init=False, repr=False, compare=False)  # hash value -> prefix
 
     def __post_init__(self) -> None:
         names = (self.hash_name,) if self.range_name is None else (self.hash_name, self.range_name)
         object.__setattr__(self, "names", names)
         object.__setattr__(self, "name_set", frozenset(names))
         object.__setattr__(self, "_sort", _sort_function(self.range_type))
-        object.__setattr__(self, "_prefixes", {})
+        object.__setattr__(self, "_prefixes", _PrefixCache())
 
     def partition_prefix(self, hash_value: str) -> bytes:
-        """token | len | pk: the encoded-key prefix shared by all items of one partition key."""
+        """token | len | pk: the encoded-key prefix shared by all items of one partition key.
+
+        Every key value from a request reaches storage through here or `encode`, so this is
+        where an oversized one is refused (ValidationException), before any cache sees it."""
         prefix = self._prefixes.get(hash_value)
         return prefix if prefix is not None else self._remember(hash_value)
 
     def _prefix(self, hash_value: str) -> bytes:
         raw = raw_bytes(self.hash_type, hash_value)
+        if len(raw) > MAX_HASH_BYTES and self.hash_type != "N":
+            raise invalid(HASH_TOO_BIG)
         return token_of(raw) + len(raw).to_bytes(2, "big") + raw
+
+    def sort_key(self, range_value: str) -> bytes:
+        """Order-preserving bytes of a sort key value from a request, size-checked."""
+        if len(range_value) > SHORT_RANGE:
+            self._check_range(range_value)
+        return self._sort(range_value)  # type: ignore[misc]
 
     def _remember(self, hash_value: str) -> bytes:
         """The prefix, now cached: reads and updates of a partition key tend to repeat (writes of
         new items do not, so those paths only look the cache up)."""
         prefix = self._prefix(hash_value)
         cache = self._prefixes
-        if len(cache) >= PREFIX_CACHE_SIZE:
+        cost = len(hash_value) + len(prefix) + ENTRY_OVERHEAD
+        if len(cache) >= PREFIX_CACHE_SIZE or cache.bytes + cost > PREFIX_CACHE_BYTES:
             cache.clear()
+            cache.bytes = 0
         cache[hash_value] = prefix
+        cache.bytes += cost
         return prefix
 
     def encode(self, hash_value: str, range_value: str | None) -> bytes:
+        """The encoded key of (size-checked) key values."""
         prefix = self._prefixes.get(hash_value) or self._prefix(hash_value)
         if self.range_name is None:
             return prefix
+        if len(range_value) > SHORT_RANGE:  # type: ignore[arg-type]
+            self._check_range(range_value)  # type: ignore[arg-type]
         return prefix + self._sort(range_value)  # type: ignore[arg-type, misc]
 
     def key_of(self, item: dict) -> dict:
@@ -177,6 +208,15 @@ class KeySchema:
             return prefix, prefix
         return prefix + self._sort(r), prefix  # type: ignore[misc]
 
+    def fits(self, h: str, r: str | None) -> bool:
+        """Whether key values are within DynamoDB's size limits (for stored items, which may
+        hold index key values written before the index existed)."""
+        try:
+            self._check_sizes(h, r)
+        except ValidationException:
+            return False
+        return True
+
     def _item_value(self, item: dict, name: str, kind: str) -> str:
         av = item.get(name)
         if av is None:
@@ -207,6 +247,10 @@ class KeySchema:
 
     def _check_sizes(self, h: str, r: str | None) -> None:
         if self.hash_type != "N" and len(raw_bytes(self.hash_type, h)) > MAX_HASH_BYTES:
-            raise invalid(f"Size of hashkey has exceeded the maximum size limit of{MAX_HASH_BYTES} bytes")
-        if r is not None and self.range_type != "N" and len(raw_bytes(self.range_type, r)) > MAX_RANGE_BYTES:  # type: ignore[arg-type]
-            raise invalid(f"Aggregated size of all range keys has exceeded the size limit of {MAX_RANGE_BYTES} bytes")
+            raise invalid(HASH_TOO_BIG)
+        if r is not None:
+            self._check_range(r)
+
+    def _check_range(self, r: str) -> None:
+        if self.range_type != "N" and len(raw_bytes(self.range_type, r)) > MAX_RANGE_BYTES:  # type: ignore[arg-type]
+            raise invalid(RANGE_TOO_BIG)

@@ -1,9 +1,11 @@
 """Start-up recovery: load the newest snapshot, replay the log after it, rebuild derived data.
 
-A damaged log tail (torn or failing its checksum) is cut off at the last intact group and
-reported with one log line; everything before it is kept. Segments after a damaged one
-cannot be replayed in order, so they are renamed aside (`.orphaned`) and reported too.
-Secondary indexes are not persisted: they are rebuilt from the recovered items.
+A torn tail (damage at the end of the last segment with nothing intact after it: a write
+cut short by a crash) is cut off at the last intact group and reported with one log line;
+everything before it is kept. Damage anywhere else (intact records after it, or in a
+segment that is not the last) is not a crash's doing: recovery refuses to start, naming the
+file and offset, and changes nothing; `dynalocal repair` salvages what is intact. Secondary
+indexes are not persisted: they are rebuilt from the recovered items.
 """
 from __future__ import annotations
 
@@ -29,6 +31,19 @@ log = logging.getLogger("dynalocal.durability")
 
 class RecoveryError(Exception):
     """The data directory cannot be recovered without losing acknowledged data."""
+
+
+class LogDamaged(RecoveryError):
+    """The log is damaged inside (not just torn at its end): start-up stops, nothing is changed."""
+
+    def __init__(self, directory: Path, name: str, offset: int, problem: str, resume: int | None) -> None:
+        where = (f"intact records follow at offset {resume}" if resume is not None
+                 else "later log segments follow it")
+        super().__init__(
+            f"the write-ahead log is damaged inside, not torn at its end: {name}: {problem} at offset {offset}, "
+            f"and {where}. Nothing was changed. `dynalocal repair --data-dir {directory}` keeps every intact "
+            "record, drops the damaged bytes and reports what it dropped.")
+        self.name, self.offset = name, offset
 
 
 @dataclass
@@ -148,8 +163,12 @@ def _recover(directory: Path, db: Database) -> Recovery:
         load_streams(directory, base, db.streams)
     segs = [(g, p) for g, p in segments(directory) if base is None or g >= base]
     replayer = Replayer(db)
+    empty: list[Path] = []
+    torn = None
     for i, (generation, path) in enumerate(segs):
         scan = scan_segment(path)
+        if scan.problem is not None and (scan.resume is not None or i < len(segs) - 1):
+            raise LogDamaged(directory, path.name, scan.good_end, scan.problem, scan.resume)
         for payload in scan.groups:
             try:
                 entries = decode_group(payload)
@@ -159,15 +178,15 @@ def _recover(directory: Path, db: Database) -> Recovery:
         result.groups += len(scan.groups)
         result.replayed_bytes += max(0, scan.good_end - len(MAGIC))
         if not scan.groups and scan.problem is None:
-            path.unlink()  # an empty segment (a start-up without writes): it holds nothing to keep
+            empty.append(path)  # an empty segment (a start-up without writes): it holds nothing to keep
         if scan.problem is not None:
-            result.problems.append(_cut(path, scan.good_end, scan.file_size, scan.problem, len(scan.groups)))
-            for _, later in segs[i + 1:]:
-                later.rename(later.with_name(later.name + ".orphaned"))
-                result.problems.append(f"{later.name}: follows a damaged segment, renamed to {later.name}.orphaned")
-                log.error(result.problems[-1])
-            segs = segs[:i + 1]
-            break
+            torn = (path, scan)
+    # Only now, with the whole log read and found recoverable, is anything in the directory changed.
+    for path in empty:
+        path.unlink()
+    if torn is not None:
+        path, scan = torn
+        result.problems.append(_cut(path, scan.good_end, scan.file_size, scan.problem, len(scan.groups)))  # type: ignore[arg-type]
     replayer.flush()
     result.skipped = replayer.skipped
     for generation, path in snaps[:-1] + [s for s in segments(directory) if base is not None and s[0] < base]:

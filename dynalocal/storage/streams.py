@@ -21,7 +21,7 @@ from typing import Callable
 import orjson
 
 from .blob import dumps
-from .mutation import RECOVERY, TTL, Mutation
+from .mutation import RECOVERY, ROLLBACK, TTL, Mutation
 from .partition import Partition
 from .streamlog import StreamRecord, pack_record, unpack_record
 from .table import Table
@@ -162,6 +162,9 @@ class Stream:
         """Table listener: one record per change of an item; identical writes add none."""
         if m.origin == RECOVERY or not m.changed:
             return
+        if m.origin == ROLLBACK:  # a write undone (its log group failed): its record goes too
+            self._unrecord(m)
+            return
         old, new = m.old, m.new
         if old is None:
             event, item = INSERT, m.new_item
@@ -186,6 +189,19 @@ class Stream:
         sink = registry.sink
         if sink is not None:
             sink(self.arn, pack_record(shard.id, record))
+
+    def _unrecord(self, m: Mutation) -> None:
+        """Drop the newest record of the item a rollback restores (undos come newest first)."""
+        item = m.old_item if m.old is not None else m.new_item
+        keys = dumps({name: item[name] for name in self.key_names})  # type: ignore[index]
+        shard = self.shard_for(m.part, m.key)
+        records = shard.records
+        for i in range(len(records) - 1, -1, -1):
+            if records[i][3] == keys:
+                cost = record_bytes(records.pop(i))
+                shard.bytes -= cost
+                self.bytes -= cost
+                return
 
     # -- records ---------------------------------------------------------------------------------
 

@@ -13,7 +13,9 @@ sequence of records, each a fixed header then its byte fields:
 PUT: a = encoded key, b = item JSON, size = item size; DELETE: a = key; META: a = the
 table's metadata JSON; DROP: no fields; STREAM: name = a stream ARN, a = a stream event
 (storage.streamlog). Scanning stops at the first frame that is short,
-empty or fails its checksum: that frame and everything after it are the torn tail.
+empty or fails its checksum. If no intact frame follows it, that frame and everything after
+it are a torn tail (a write cut short by a crash); if one does, the log is damaged inside
+(`Scan.resume` says where intact frames start again).
 """
 from __future__ import annotations
 
@@ -32,6 +34,8 @@ FRAME = struct.Struct("<II")
 RECORD = struct.Struct("<BHIII")
 PUT, DELETE, META, DROP, STREAM = 1, 2, 3, 4, 5
 _SEGMENT = re.compile(r"wal-(\d{8})\.log")
+# Where a group frame may start: a frame header, then a record's kind (1..5) and a name length below 256.
+_CANDIDATE = re.compile(rb"(?=.{8}[\x01-\x05][\x01-\xff]\x00)", re.DOTALL)
 # fdatasync also persists the file size (needed to read appended data back) but skips mtime: much cheaper.
 _datasync = getattr(os, "fdatasync", os.fsync)
 
@@ -110,6 +114,7 @@ class Scan:
     good_end: int  # file offset just past the last intact frame
     file_size: int
     problem: str | None  # why scanning stopped before the end of the file, if it did
+    resume: int | None = None  # offset of the first intact frame after the problem: damage inside the log
 
 
 def read_frames(data: bytes, start: int) -> Iterator[tuple[int, bytes | str]]:
@@ -134,20 +139,55 @@ def read_frames(data: bytes, start: int) -> Iterator[tuple[int, bytes | str]]:
         pos += FRAME.size + length
 
 
+def next_intact_frame(data: bytes, start: int) -> int | None:
+    """Offset of the first intact group frame starting after `start` (searching through damage), or None."""
+    end, view = len(data), memoryview(data)
+    for match in _CANDIDATE.finditer(data, start + 1):
+        pos = match.start()
+        length, crc = FRAME.unpack_from(data, pos)
+        if 0 < length <= end - pos - FRAME.size and zlib.crc32(view[pos + FRAME.size:pos + FRAME.size + length]) == crc:
+            return pos
+    return None
+
+
 def scan_segment(path: Path) -> Scan:
-    """Read a segment and find its intact frames; a segment without a valid header is empty."""
+    """Read a segment and find its intact frames up to the first problem, and whether any follow it."""
     data = path.read_bytes()
     if len(data) < len(MAGIC) or data[:len(MAGIC)] != MAGIC:
-        return Scan([], 0, len(data), "missing or damaged segment header" if data else None)
+        if not data:
+            return Scan([], 0, 0, None)
+        return Scan([], 0, len(data), "missing or damaged segment header", next_intact_frame(data, 0))
     groups: list[bytes] = []
-    good_end, problem = len(MAGIC), None
+    good_end, problem, resume = len(MAGIC), None, None
     for offset, item in read_frames(data, len(MAGIC)):
         if isinstance(item, str):
-            problem = item
+            problem, resume = item, next_intact_frame(data, offset)
             break
         groups.append(item)
         good_end = offset + FRAME.size + len(item)
-    return Scan(groups, good_end, len(data), problem)
+    return Scan(groups, good_end, len(data), problem, resume)
+
+
+def salvage(data: bytes) -> tuple[list[bytes], list[tuple[int, int, str]]]:
+    """Every intact group frame of a segment's bytes, and the damaged ranges (start, end, why) between them."""
+    groups: list[bytes] = []
+    dropped: list[tuple[int, int, str]] = []
+    pos = len(MAGIC) if data[:len(MAGIC)] == MAGIC else 0
+    if pos == 0 and data:
+        resume = next_intact_frame(data, -1)
+        dropped.append((0, resume if resume is not None else len(data), "missing or damaged segment header"))
+        pos = resume if resume is not None else len(data)
+    while pos < len(data):
+        for offset, item in read_frames(data, pos):
+            if isinstance(item, str):
+                resume = next_intact_frame(data, offset)
+                dropped.append((offset, resume if resume is not None else len(data), item))
+                pos = resume if resume is not None else len(data)
+                break
+            groups.append(item)
+        else:
+            break
+    return groups, dropped
 
 
 def fsync_directory(directory: Path) -> None:
@@ -160,22 +200,39 @@ def fsync_directory(directory: Path) -> None:
 
 
 class LogWriter:
-    """Appends frames to the current segment; `position` counts bytes appended since opening."""
+    """Appends frames to the current segment, never leaving a partial one behind.
+
+    `position` is a log sequence number: bytes appended since opening, monotonic across
+    segments and never reused (after a cut it jumps past the bytes cut). `mark` is the pair
+    (position, file offset) after the latest whole frame, replaced in one assignment so the
+    fsync thread reads a consistent pair while the event loop appends.
+    """
 
     def __init__(self, directory: Path, generation: int) -> None:
         self.directory = directory
         self.generation = generation
-        self.position = 0  # a log sequence number: monotonic across segments
+        self.position = 0
         self.segment_bytes = 0
-        self.fd = self._open(generation)
+        self._cut_pending: int | None = None  # an offset the file must be cut back to before the next append
+        self.fd, self.offset = self._open(generation)
+        self.mark = (0, self.offset)
 
-    def _open(self, generation: int) -> int:
+    def _open(self, generation: int) -> tuple[int, int]:
+        """Open (creating) a segment for appending; return (fd, its size). A failure leaves no new file."""
         path = segment_path(self.directory, generation)
         fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
-        if os.fstat(fd).st_size == 0:
-            self._write_all(fd, MAGIC)
-        fsync_directory(self.directory)
-        return fd
+        try:
+            size = os.fstat(fd).st_size
+            if size == 0:
+                self._write_all(fd, MAGIC)
+                size = len(MAGIC)
+            fsync_directory(self.directory)
+        except OSError:
+            os.close(fd)
+            if os.stat(path).st_size <= len(MAGIC):
+                path.unlink(missing_ok=True)
+            raise
+        return fd, size
 
     @staticmethod
     def _write_all(fd: int, data: bytes) -> None:
@@ -186,23 +243,50 @@ class LogWriter:
                 view = view[os.write(fd, view):]
 
     def append(self, payload: bytes) -> int:
-        """Write one framed group to the OS (not yet synced); return the new position."""
+        """Write one framed group to the OS (not yet synced); return the new position.
+
+        If the write fails (a full disk), whatever part of the frame reached the file is cut off
+        again before the error is raised, so later frames never follow a partial one."""
+        if self._cut_pending is not None:
+            self.cut(self._cut_pending)  # a cut that failed before: until it succeeds, nothing is written
         data = frame(payload)
-        self._write_all(self.fd, data)
+        before = self.offset
+        try:
+            self._write_all(self.fd, data)
+        except OSError:
+            self._try_cut(before)
+            raise
+        self.offset = before + len(data)
         self.segment_bytes += len(data)
         self.position += len(data)
+        self.mark = (self.position, self.offset)
         return self.position
+
+    def cut(self, offset: int) -> None:
+        """Truncate the current segment back to `offset` (the end of a whole frame); raises if it cannot."""
+        os.ftruncate(self.fd, offset)
+        self._cut_pending = None
+        self.segment_bytes -= max(0, self.offset - offset)
+        self.offset = offset
+        self.mark = (self.position, offset)
+
+    def _try_cut(self, offset: int) -> None:
+        try:
+            self.cut(offset)
+        except OSError:
+            self._cut_pending = offset
 
     def sync(self) -> None:
         _datasync(self.fd)
 
     def rotate(self, generation: int) -> None:
-        """Sync and close the current segment, continue in a new one."""
+        """Sync the current segment and continue in a new one (on failure, in the current one)."""
         os.fsync(self.fd)
+        fd, size = self._open(generation)
         os.close(self.fd)
-        self.generation = generation
+        self.fd, self.offset, self.generation = fd, size, generation
         self.segment_bytes = 0
-        self.fd = self._open(generation)
+        self.mark = (self.position, size)
 
     def close(self) -> None:
         if self.fd >= 0:

@@ -73,8 +73,10 @@ class ServerProcess:
         config.setdefault("retries", {"max_attempts": 0})
         return session.client("dynamodb", endpoint_url=self.url, config=Config(**config))
 
-    def post(self, path: str, data: bytes = b"") -> tuple[int, bytes]:
-        request = urllib.request.Request(self.url + path, data=data, method="POST")
+    def post(self, path: str, data: bytes = b"", headers: dict | None = None) -> tuple[int, bytes]:
+        """POST to an admin endpoint as a script does (JSON content type: not a browser's simple request)."""
+        request = urllib.request.Request(self.url + path, data=data, method="POST",
+                                         headers=headers if headers is not None else {"Content-Type": "application/json"})
         try:
             with urllib.request.urlopen(request, timeout=30) as resp:
                 return resp.status, resp.read()

@@ -127,6 +127,13 @@ TEMPLATES: dict[str, list[dict]] = {
     "UpdateContributorInsights": [{"TableName": "fuzz-range", "ContributorInsightsAction": "ENABLE"}],
     "ListContributorInsights": [{"TableName": "fuzz-range", "MaxResults": 5}],
     "DescribeKinesisStreamingDestination": [{"TableName": "fuzz-range"}],
+    "ExecuteStatement": [{"Statement": 'SELECT * FROM "fuzz-range" WHERE pk = ? AND sk = ?',
+                          "Parameters": [{"S": "p1"}, {"N": "1"}]},
+                         {"Statement": 'UPDATE "fuzz-hash" SET v = ? WHERE id = ?', "Parameters": [{"S": "z"}, {"S": "i1"}]}],
+    "BatchExecuteStatement": [{"Statements": [{"Statement": 'SELECT * FROM "fuzz-hash" WHERE id = ?',
+                                               "Parameters": [{"S": "i0"}]}]}],
+    "ExecuteTransaction": [{"TransactStatements": [{"Statement": 'DELETE FROM "fuzz-range" WHERE pk = ? AND sk = ?',
+                                                    "Parameters": [{"S": "p1"}, {"N": "1"}]}]}],
 }
 FALLBACK = [{"TableName": "fuzz-range", "Key": KEY, "Item": ITEM}]  # for operations added after this test
 
@@ -320,6 +327,36 @@ def test_random_json_bodies(fuzzer, operation, body):
        content_type=st.sampled_from(["application/x-amz-json-1.0", "application/json", "text/plain"]))
 def test_random_bytes_and_headers(fuzzer, operation, raw, content_type):
     fuzzer.check(operation, raw, content_type)
+
+
+OVERSIZED = ["k" * 2049, "é" * 1025, "r" * 1025, "z" * 70_000]  # past 2048 B, 1024 B, and the 16-bit key length
+
+
+def string_values(node, path=()):
+    """Paths of every string attribute value ({"S": ...}) in a request: keys, items, operands."""
+    if isinstance(node, dict):
+        if set(node) == {"S"} and isinstance(node["S"], str):
+            yield path + ("S",)
+        for k, v in node.items():
+            yield from string_values(v, path + (k,))
+    elif isinstance(node, list):
+        for i, v in enumerate(node):
+            yield from string_values(v, path + (i,))
+
+
+@pytest.mark.parametrize("operation", sorted(TEMPLATES))
+def test_oversized_key_values_in_every_operation(fuzzer, operation):
+    """Every string value of every template, in turn, made oversized: a DynamoDB-shaped answer,
+    and nothing stored or cached for a refused one."""
+    for template in TEMPLATES[operation]:
+        for path in string_values(template):
+            for value in OVERSIZED:
+                body = copy.deepcopy(template)
+                at(body, path[:-1])[path[-1]] = value
+                fuzzer.check(operation, json.dumps(body).encode())
+    for entry in fuzzer.live.ctx.db.tables.values():
+        for schema in [entry.table.schema] + [i.schema for i in entry.table.indexes.values()]:
+            assert not any(len(v) > 2048 for v in schema._prefixes), "an oversized key value was cached"
 
 
 def test_recovering_the_data_directory_reproduces_the_live_state(fuzzer, tmp_path, capsys):

@@ -65,6 +65,8 @@ def test_scan_conditions_and_functions(ddb, music):
     assert sks(run(ddb, f"SELECT * FROM \"{t}\" WHERE v IS MISSING")) == [("b", 1)]
     assert sks(run(ddb, f"SELECT * FROM \"{t}\" WHERE n IS NULL")) == [("b", 1)]
     assert sks(run(ddb, f"SELECT * FROM \"{t}\" WHERE v IS NULL")) == []
+    assert sks(run(ddb, f"SELECT * FROM \"{t}\" WHERE n IS NOT NULL AND pk = 'b'")) == []
+    assert sks(run(ddb, f"SELECT * FROM \"{t}\" WHERE zz IS NOT NULL AND pk = 'b'")) == [("b", 1)]
     assert len(run(ddb, f"SELECT * FROM \"{t}\" WHERE v IS NOT MISSING")["Items"]) == 5
     both = f"SELECT * FROM \"{t}\" WHERE size(m) = 1 AND contains(m.x, 'q') AND attribute_type(v, 'N') AND sk < 2"
     assert sorted(sks(run(ddb, both))) == [("a", 0), ("a", 1)]
@@ -197,6 +199,9 @@ def test_update_forms_and_returning(ddb, music):
     out = run(ddb, f"UPDATE \"{t}\" SET \"x y\" = 1, l[5] = 9 WHERE pk = 'c' AND sk = 1 RETURNING ALL OLD *")
     assert out["Items"][0]["v"] == {"N": "5"} and "x y" not in out["Items"][0]
     assert run(ddb, f"UPDATE \"{t}\" SET v = 1 WHERE pk = 'c' AND sk = 1") == {"Items": []}
+    out = run(ddb, f"UPDATE \"{t}\" SET v = if_not_exists(v, 7), u = if_not_exists(u, 7) WHERE pk = 'c' AND sk = 1 "
+                   "RETURNING MODIFIED NEW *")
+    assert out["Items"] == [{"v": {"N": "1"}, "u": {"N": "7"}}]
 
 
 def test_update_and_delete_conditions(ddb, music):
@@ -226,6 +231,19 @@ def test_update_and_delete_conditions(ddb, music):
     ("UPDATE \"{t}\" SET v = nope + 1 WHERE pk = 'a' AND sk = 1",
      "The provided expression refers to an attribute that does not exist in the item"),
     ("SELECT * FROM \"{t}\" WHERE pk = 1", "Key attribute's data type should match its data type in table's schema: Key pk"),
+    ("SELECT * FROM \"{t}\" WHERE pk = 'a' AND sk > 'x'",
+     "Key attribute's data type should match its data type in table's schema: Key sk"),
+    ("SELECT v FROM \"{t}\" WHERE pk = 'a' AND begins_with(sk, 1)",
+     "Incorrect operand type for operator or function; operator or function: begins_with, operand type: N"),
+    ("SELECT v FROM \"{t}\" WHERE begins_with(v, 'x') = true",
+     "The function is not allowed to be used this way in an expression; function: begins_with"),
+    ("SELECT v FROM \"{t}\" WHERE attribute_type(v, 'X')",
+     "Invalid attribute type name found; type: X, valid types: {B,NULL,SS,BOOL,L,BS,N,NS,S,M}"),
+    ("SELECT v FROM \"{t}\" WHERE v BETWEEN 3 AND 1",
+     "The BETWEEN operator requires upper bound to be greater than or equal to lower bound"),
+    ("UPDATE \"{t}\" SET v = 1, v = 2 WHERE pk = 'a' AND sk = 1",
+     "Two document paths overlap with each other; must remove or rewrite one of these paths; path one: [v], path two: [v]"),
+    ("UPDATE \"{t}\" SET v = foo(v) WHERE pk = 'a' AND sk = 1", "Unrecognized function: foo"),
     ("SELECT * FROM \"{t}\" WHERE", "Statement wasn't well formed, can't be processed: Unexpected token '<EOF>' at 1:"),
     ("EXISTS(SELECT * FROM \"{t}\" WHERE pk = 'a' AND sk = 1 AND v = 1)",
      "EXISTS can only be used in ExecuteTransaction write requests."),

@@ -16,7 +16,7 @@ from dynalocal.storage import wal
 from dynalocal.storage.database import Database
 from dynalocal.storage.index import schema_of
 from dynalocal.storage.mutation import Mutation
-from dynalocal.storage.recovery import apply_group, recover
+from dynalocal.storage.recovery import LogDamaged, apply_group, recover
 from dynalocal.storage.tablemeta import encode_meta, restore_meta
 from dynalocal.storage.values import validate_item
 
@@ -193,27 +193,82 @@ def test_fuzzy_snapshot_plus_log_after_it_equals_the_live_state(seed, chunk):
 
 # -- recovery -------------------------------------------------------------------------------
 
-def test_recovery_replays_segments_cuts_the_tail_with_one_line_and_orphans_later_segments(tmp_path, caplog):
-    db = Database()
-    entry = make_table(db, "alpha")
+def three_segments(tmp_path, entry) -> list[int]:
+    """alpha's metadata and four puts over segments 0 and 1, a drop of alpha in segment 2; ends of segment 1's groups."""
     meta = (wal.META, "alpha", encode_meta(entry), None)
     puts = [(wal.PUT, "alpha", *record_for(entry, "p", i)) for i in range(4)]
     write_segment(tmp_path / "wal-00000000.log", [wal.encode_group([meta]), wal.encode_group(puts[:2])])
     ends = write_segment(tmp_path / "wal-00000001.log", [wal.encode_group(puts[2:3]), wal.encode_group(puts[3:])])
-    later = tmp_path / "wal-00000002.log"
-    write_segment(later, [wal.encode_group([(wal.DROP, "alpha", None, None)])])
-    damaged = tmp_path / "wal-00000001.log"
-    damaged.write_bytes(damaged.read_bytes()[:-2])  # the last group of segment 1 is torn
+    write_segment(tmp_path / "wal-00000002.log", [wal.encode_group([(wal.DROP, "alpha", None, None)])])
+    return ends
+
+
+def directory_bytes(directory) -> dict[str, bytes]:
+    return {p.name: p.read_bytes() for p in sorted(directory.iterdir())}
+
+
+def test_recovery_cuts_a_torn_tail_of_the_last_segment_with_one_line(tmp_path, caplog):
+    entry = make_table(Database(), "alpha")
+    three_segments(tmp_path, entry)
+    (tmp_path / "wal-00000002.log").unlink()
+    last = tmp_path / "wal-00000001.log"
+    size = last.stat().st_size
+    last.write_bytes(last.read_bytes()[:-2])  # the last group is torn
     recovered = Database()
     with caplog.at_level(logging.WARNING, logger="dynalocal.durability"):
         result = recover(tmp_path, recovered)
+    cut_at = size - len(wal.frame(wal.encode_group([(wal.PUT, "alpha", *record_for(entry, "p", 3))])))
     assert [r.getMessage() for r in caplog.records if r.levelno == logging.WARNING] == [
-        f"wal-00000001.log: torn frame (length exceeds the file) at offset {ends[0]}; cut {ends[1] - 2 - ends[0]} "
+        f"wal-00000001.log: torn frame (length exceeds the file) at offset {cut_at}; cut {size - 2 - cut_at} "
         "bytes of damaged tail, kept 1 intact groups before it"]
-    assert damaged.stat().st_size == ends[0]
-    assert not later.exists() and (tmp_path / "wal-00000002.log.orphaned").exists()
+    assert last.stat().st_size == cut_at
     assert recovered.tables["alpha"].table.item_count == 3
     assert result.groups == 3 and result.next_generation == 2
+
+
+def test_damage_in_a_segment_that_is_not_the_last_stops_recovery_and_changes_nothing(tmp_path):
+    entry = make_table(Database(), "alpha")
+    ends = three_segments(tmp_path, entry)
+    damaged = tmp_path / "wal-00000001.log"
+    damaged.write_bytes(damaged.read_bytes()[:-2])  # torn, but segment 2 follows: not a crash's doing
+    before = directory_bytes(tmp_path)
+    with pytest.raises(LogDamaged, match=f"wal-00000001.log: torn frame .* at offset {ends[0]}, and later log "
+                                         "segments follow it.*dynalocal repair --data-dir"):
+        recover(tmp_path, Database())
+    assert directory_bytes(tmp_path) == before
+
+
+def test_a_bad_frame_followed_by_intact_ones_stops_recovery_and_changes_nothing(tmp_path):
+    entry = make_table(Database(), "alpha")
+    meta = (wal.META, "alpha", encode_meta(entry), None)
+    groups = [wal.encode_group([meta])] + [wal.encode_group([(wal.PUT, "alpha", *record_for(entry, "p", i))])
+                                           for i in range(6)]
+    ends = write_segment(tmp_path / "wal-00000000.log", groups)
+    path = tmp_path / "wal-00000000.log"
+    data = bytearray(path.read_bytes())
+    data[ends[2] + 20] ^= 0x08  # one bit inside the fourth group
+    path.write_bytes(bytes(data))
+    before = directory_bytes(tmp_path)
+    with pytest.raises(LogDamaged, match=f"wal-00000000.log: checksum mismatch at offset {ends[2]}, and intact "
+                                         f"records follow at offset {ends[3]}"):
+        recover(tmp_path, Database())
+    assert directory_bytes(tmp_path) == before
+
+
+@pytest.mark.parametrize("where", ["payload", "length", "header"])
+def test_salvage_keeps_every_intact_group_around_damage(tmp_path, where):
+    groups = [wal.encode_group([(wal.PUT, "table", b"k%d" % i, (b'{"v":%d}' % i, 9))]) for i in range(8)]
+    path = tmp_path / "wal-00000000.log"
+    ends = write_segment(path, groups)
+    data = bytearray(path.read_bytes())
+    at = {"payload": ends[2] + 15, "length": ends[2] + 1, "header": 3}[where]
+    data[at] ^= 0x10
+    kept, dropped = wal.salvage(bytes(data))
+    if where == "header":
+        assert kept == groups and dropped == [(0, len(wal.MAGIC), "missing or damaged segment header")]
+    else:
+        assert kept == groups[:3] + groups[4:]
+        assert [(start, end) for start, end, _ in dropped] == [(ends[2], ends[3])]
 
 
 def test_recovery_uses_the_newest_snapshot_and_deletes_what_it_supersedes(tmp_path):

@@ -1,6 +1,7 @@
 """Helpers every operation handler shares: table lookup, expression compilation, ReturnValues."""
 from __future__ import annotations
 
+import re
 
 from ...errors import ResourceNotFoundException, ValidationException
 from ...expressions import compile_request
@@ -21,6 +22,22 @@ def table_name(name: str) -> str:
     if name.startswith("arn:"):
         return name.rsplit("/", 1)[-1] if "/table/" not in name else name.split("/table/", 1)[1].split("/", 1)[0]
     return name
+
+
+_TABLE_NAME = re.compile(r"[a-zA-Z0-9_.-]{3,255}")
+
+
+def new_table_name(name: str) -> str:
+    """The name of a table being created: an ARN is resolved to (and checked as) the table name it
+    ends in, so a table is never stored under an ARN-shaped name (with `/` or `..` in it)."""
+    if not name.startswith("arn:"):
+        return name  # plain names were checked against the model's pattern by validation
+    parts = name.split(":", 5)
+    resource = parts[5] if len(parts) == 6 else ""
+    resolved = resource[6:] if resource.startswith("table/") else ""
+    if parts[2:3] != ["dynamodb"] or not _TABLE_NAME.fullmatch(resolved):
+        raise ValidationException(f"Invalid TableArn: Invalid ResourceArn provided as input {name}")
+    return resolved
 
 
 def data_table(ctx: Context, name: str) -> TableEntry:

@@ -23,7 +23,7 @@ from ...storage.values import validate_value
 from ..context import Context
 from . import items, query
 from .common import data_table
-from .partiql_plan import ReadPlan, WritePlan, key_type_error, plan
+from .partiql_plan import ReadPlan, WritePlan, check_values, key_type_error, plain, plan
 
 PARAMETER_COUNT = "Number of parameters in request and statement don't match."
 INVALID_TOKEN = "Invalid NextToken"
@@ -138,6 +138,7 @@ def _untoken(token: str, operations: int) -> tuple[int, dict | None]:
 def run_read(ctx: Context, body: dict, plan_: ReadPlan, values: dict, table: str) -> dict:
     """A SELECT: GetItems, Queries (one per partition-key value) or a Scan, filtered and projected."""
     schema = plan_.schema
+    check_values(plan_.checks, values)
     base: dict[str, Any] = {"TableName": table}
     if body.get("ConsistentRead") is True:
         base["ConsistentRead"] = True
@@ -257,6 +258,8 @@ def call_write(ctx: Context, operation: str, request: dict) -> dict:
         if operation == "PutItem":
             raise DuplicateItemException(DUPLICATE) from None
         raise
+    except ValidationException as err:
+        raise plain(err) from None
 
 
 def run_write(ctx: Context, body: dict, plan_: WritePlan, values: dict, table: str) -> dict:

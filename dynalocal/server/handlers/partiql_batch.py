@@ -18,7 +18,7 @@ from .common import data_table
 from .items import get_item
 from .partiql import (DUPLICATE, EXISTS_OUTSIDE, bind, call_write, decode, full_key, keep, merge_capacity,
                       partiql_origin, partition_keys, project, table_of, write_request)
-from .partiql_plan import ReadPlan, plan
+from .partiql_plan import ReadPlan, check_values, plain, plan
 from .transactions import transact_get_items, transact_write_items
 
 MIXED_BATCH = "Read and write requests together in the same batch is not supported."
@@ -78,6 +78,7 @@ def batch_execute_statement(ctx: Context, body: dict) -> dict:
             table = table_of(statement)
             plan_ = plan(statement, data_table(ctx, table))
             if isinstance(plan_, ReadPlan):
+                check_values(plan_.checks, values)
                 if not _single_get(plan_):
                     raise ValidationException(SINGLE_ITEM)
                 key = full_key(plan_, values, partition_keys(plan_, values)[0])
@@ -165,6 +166,8 @@ def execute_transaction(ctx: Context, body: dict) -> dict:
         out = decode(transact_write_items(ctx, request))
     except TransactionCanceledException as err:
         raise _duplicates(err, inserts) from None
+    except ValidationException as err:
+        raise plain(err) from None
     result: dict[str, Any] = {"Responses": []}
     if out.get("ConsumedCapacity"):
         result["ConsumedCapacity"] = out["ConsumedCapacity"]
@@ -189,6 +192,7 @@ def _read_transaction(ctx: Context, body: dict, planned: list) -> dict:
     for i, (table, plan_, values) in enumerate(planned):
         if not _single_get(plan_):
             raise _in_statement(i, TX_SELECT)
+        check_values(plan_.checks, values)
         get = {"TableName": table, "Key": full_key(plan_, values, partition_keys(plan_, values)[0])}
         identity = _key_identity(plan_, get, table)
         if identity in seen:

@@ -11,6 +11,7 @@ from __future__ import annotations
 
 from ...errors import ValidationException
 from ...expressions import ast as A
+from ...expressions.checks import bind_checks_condition, check_condition
 from ...expressions.evaluate import compile_condition
 from ...expressions.partiql_ast import Delete, Exists, Insert, Select, Statement, Update
 from ...expressions.partiql_render import Renderer
@@ -20,6 +21,28 @@ from ...storage.keys import KeySchema
 NO_KEY = "Where clause does not contain a mandatory equality on all key attributes"
 RANGE_OPS = {"=": "=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 SWAPPED = {"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+
+
+PARAM = "PartiQL"  # the expression checks' parameter name, stripped from their messages
+EXPRESSION_PREFIXES = ("Invalid PartiQL: ", "Invalid UpdateExpression: ", "Invalid ConditionExpression: ",
+                       "Invalid KeyConditionExpression: ")
+
+
+def plain(err: ValidationException) -> ValidationException:
+    """An expression error as PartiQL words it: without the `Invalid <Expression>: ` prefix."""
+    for prefix in EXPRESSION_PREFIXES:
+        if err.message is not None and err.message.startswith(prefix):
+            return ValidationException(err.message[len(prefix):])
+    return err
+
+
+def check_values(checks: list, values: dict) -> None:
+    """Run a statement's value-dependent expression checks (bounds, operand types) for one request."""
+    try:
+        for check in checks:
+            check({}, values)
+    except ValidationException as err:
+        raise plain(err) from None
 
 
 def key_type_error(name: str) -> ValidationException:
@@ -84,6 +107,13 @@ class ReadPlan:
         self.table, self.index, self.projection = select.table, index, select.projection
         self.schema = schema
         self.aliases = self._aliases(select.projection)
+        self.checks: list = []
+        if select.where is not None:
+            try:
+                check_condition(select.where, PARAM)
+            except ValidationException as err:
+                raise plain(err) from None
+            self.checks = bind_checks_condition(select.where, PARAM)
         rest = _conjuncts(select.where)
         self.hash_values: tuple = ()
         self.range: object = None

@@ -18,7 +18,7 @@ from ...storage.capacity import read_units
 from ...storage.capacity.charge import Charge
 from ...storage.database import TableEntry
 from ...storage.index import Index
-from ...storage.keys import KeySchema, sort_bytes
+from ...storage.keys import KeySchema
 from ...storage.ranges import Page, read_range, read_scan, segment_tokens, sort_bounds, sort_matches
 from ...storage.table import ItemStore
 from ...storage.values import validate_item
@@ -131,7 +131,8 @@ def query(ctx: Context, body: dict) -> dict | bytes:
     hash_av, op, range_avs = compiled.key_condition.resolve(schema.hash_name, schema.range_name,
                                                             schema.hash_type, schema.range_type)
     h = _key_value(hash_av, schema.hash_type, schema.hash_name)
-    values = [sort_bytes(schema.range_type, _key_value(av, schema.range_type, schema.range_name))  # type: ignore[arg-type]
+    prefix = schema.partition_prefix(h)  # size-checked; every key the query reads starts with it
+    values = [schema.sort_key(_key_value(av, schema.range_type, schema.range_name))  # type: ignore[arg-type]
               for av in range_avs]
     if op == "BEGINS_WITH" and schema.range_type == "N":
         raise invalid("ComparisonOperator BEGINS_WITH is not valid for N AttributeValue type")
@@ -154,7 +155,6 @@ def query(ctx: Context, body: dict) -> dict | bytes:
             raise ValidationException(
                 f"Filter Expression can only contain non-primary key attributes: Primary key attribute: {bad}")
     store: ItemStore = index if index is not None else entry.table
-    prefix = schema.partition_prefix(h)  # every key the query reads starts with it
     bounds = sort_bounds(prefix, op, values, escaped=index is not None)
     reverse = body.get("ScanIndexForward") is False
     esk = body.get("ExclusiveStartKey")
@@ -185,7 +185,7 @@ def _query_start(entry: TableEntry, index: Index | None, esk: dict, h: str, op: 
     if esk[schema.hash_name][schema.hash_type] != h:
         raise ValidationException("The provided starting key is outside query boundaries based on provided conditions")
     if schema.range_name is not None:
-        sort = sort_bytes(schema.range_type, esk[schema.range_name][schema.range_type])  # type: ignore[arg-type]
+        sort = schema.sort_key(esk[schema.range_name][schema.range_type])
         if not sort_matches(op, values, sort):
             raise ValidationException("The provided starting key does not match the range key predicate")
     return index.start_key(esk) if index is not None else table_schema.encode_item(esk)

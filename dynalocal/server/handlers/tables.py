@@ -10,7 +10,7 @@ from ...storage.index import build_indexes
 from ...storage.keys import KeySchema
 from ..context import Context
 from . import index_updates, stream_spec
-from .common import control_table
+from .common import control_table, new_table_name
 
 MAX_THROUGHPUT = 10**12
 
@@ -112,7 +112,7 @@ def _indexes(body: dict, types: dict[str, str], schema: KeySchema, billing: str)
 
 
 def create_table(ctx: Context, body: dict) -> dict:
-    name = body["TableName"]
+    name = new_table_name(body["TableName"])
     definitions = body.get("AttributeDefinitions")
     key_schema = body.get("KeySchema")
     if definitions is None or key_schema is None:

@@ -1,0 +1,64 @@
+"""Undoing, in memory, changes whose log group could not be made durable.
+
+A write answered "could not be made durable" must be visible to no one, before or after a
+restart. Item changes are undone through the one write path (`Table.apply`), so indexes and
+TTL follow as they do for any write; table metadata changes (create, update, drop) are undone
+by putting back the table entry and the metadata last logged for it.
+"""
+from __future__ import annotations
+
+from typing import Any
+
+from ..storage.database import TableEntry
+from ..storage.mutation import ROLLBACK, Mutation
+from ..storage.partition import Record
+from ..storage.table import Table
+from ..storage.tablemeta import rebuild_indexes, restore_meta
+from ..storage.ttl import ExpiryIndex
+from .context import Context
+
+# What undoes one change: ("item", table, key, old record) or ("table", name, entry before, metadata before).
+Undo = tuple[str, Any, Any, Any]
+
+
+def item_undo(table: Table, key: bytes, old: Record | None) -> Undo:
+    return ("item", table, key, old)
+
+
+def table_undo(name: str, entry: TableEntry | None, meta: bytes | None) -> Undo:
+    return ("table", name, entry, meta)
+
+
+def undo(ctx: Context, changes: list[Undo]) -> None:
+    """Undo changes, newest first (a later change may build on an earlier one)."""
+    for kind, a, b, c in reversed(changes):
+        if kind == "item":
+            a.apply(Mutation(b, c, origin=ROLLBACK))  # the old record back (or the created item gone)
+        else:
+            _undo_table(ctx, a, b, c)
+
+
+def _undo_table(ctx: Context, name: str, entry: TableEntry | None, meta: bytes | None) -> None:
+    tables = ctx.db.tables
+    if entry is None:  # created by the undone request
+        ctx.db.drop(name)
+    else:
+        tables[name] = entry  # dropped or replaced by the undone request: the old one is back
+        indexes = (entry.gsis, entry.lsis)
+        restore_meta(ctx.db, name, meta)  # type: ignore[arg-type]
+        if (entry.gsis, entry.lsis) != indexes:
+            rebuild_indexes(entry)
+    _follow_ttl(ctx, name, tables.get(name))
+
+
+def _follow_ttl(ctx: Context, name: str, entry: TableEntry | None) -> None:
+    """Make the table's expiry index match its (restored) TTL setting."""
+    current = ctx.expiry.get(name)
+    wanted = entry.ttl_attribute if entry is not None else None
+    if current is not None and (wanted is None or current.table is not entry.table  # type: ignore[union-attr]
+                                or current.attribute != wanted):
+        current.detach()
+        del ctx.expiry[name]
+        current = None
+    if current is None and wanted is not None:
+        ctx.expiry[name] = ExpiryIndex(entry.table, wanted)  # type: ignore[union-attr]
