@@ -57,3 +57,28 @@ def test_stream_survives_restart_with_lineage_and_sequence(tmp_path, stop):
         assert new_seqs and min(new_seqs) > max(int(r["dynamodb"]["SequenceNumber"]) for r in before)
         assert replay(after) == _table_state(client, table)
         assert "snapshot" in server.log()
+
+
+def test_writes_that_cannot_be_logged_leave_no_stream_record(tmp_path):
+    from test_rollback import Faulty
+
+    with Faulty(tmp_path) as f:
+        arn = f.client.create_table(
+            TableName="rolled", BillingMode="PAY_PER_REQUEST", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"})["TableDescription"][
+            "LatestStreamArn"]
+        for i in range(3):
+            f.client.put_item(TableName="rolled", Item={"pk": {"S": f"k{i}"}, "n": {"N": "0"}})
+        streams = streams_client(f.live.url)
+        before = read_stream(streams, arn)
+        f.full = True
+        f.failing(lambda: f.client.put_item(TableName="rolled", Item={"pk": {"S": "k0"}, "n": {"N": "1"}}))
+        f.failing(lambda: f.client.delete_item(TableName="rolled", Key={"pk": {"S": "k1"}}))
+        f.failing(lambda: f.client.batch_write_item(RequestItems={"rolled": [
+            {"PutRequest": {"Item": {"pk": {"S": f"b{i}"}}}} for i in range(3)]}))
+        f.full = False
+        assert read_stream(streams, arn) == before
+        f.client.put_item(TableName="rolled", Item={"pk": {"S": "after"}})
+        after = read_stream(streams, arn)
+        assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in after if r not in before] == ["after"]
