@@ -1,6 +1,6 @@
 """A dynalocal server inside the test process, and the capacity assertions tests make against it.
 
-`LocalServer` starts the real server (uvicorn on a free loopback port, in a thread) in well
+`LocalServer` starts the real server (serve.HttpServer on a free loopback port, in a thread) in well
 under a second, so a test session can have one for free. Everything that reads or changes the
 server's state (reset, seed, report) runs on the server's own event loop, never beside it.
 Used by the pytest plugin (`dynalocal.pytest_plugin`); usable on its own in any test runner.
@@ -43,11 +43,9 @@ class LocalServer:
     def start(self, timeout: float = 30.0) -> "LocalServer":
         """Serve on a free port; return once it accepts requests."""
         began = time.perf_counter()
-        import uvicorn
-
         from .server.app import create_app
-        from .server.cli import server_config
         from .server.context import Context, Settings
+        from .server.serve import HttpServer
 
         unknown = set(self.options) - set(inspect.signature(Settings).parameters)
         if unknown:
@@ -61,24 +59,17 @@ class LocalServer:
             from .server.seeding import load_seed
 
             self._seed = load_seed(self.init)
-        ctx.startup.append(self._started)
-        self._server = uvicorn.Server(server_config(create_app(ctx), "127.0.0.1", 0, log_level="warning"))
-        self._thread = threading.Thread(target=self._server.run, name="dynalocal", daemon=True)
+            ctx.startup.append(self._apply_seed)
+        self._server = server = HttpServer(create_app(ctx), "127.0.0.1", 0)
+        self._thread = threading.Thread(target=server.run, kwargs={"signals": False}, name="dynalocal", daemon=True)
         self._thread.start()
-        deadline = time.monotonic() + timeout
-        while not self._server.started:
-            if not self._thread.is_alive() or time.monotonic() > deadline:
-                raise RuntimeError("dynalocal did not start (see the log above)")
-            time.sleep(0.001)
-        port = self._server.servers[0].sockets[0].getsockname()[1]
-        ctx.settings.port = port
-        self.url = f"http://127.0.0.1:{port}"
+        if not server.started.wait(timeout) or server.error is not None:
+            raise RuntimeError(f"dynalocal did not start: {server.error or 'timed out'}")
+        self._loop = server.loop
+        ctx.settings.port = server.port
+        self.url = f"http://127.0.0.1:{server.port}"
         self.startup_seconds = time.perf_counter() - began
         return self
-
-    async def _started(self) -> None:
-        self._loop = asyncio.get_running_loop()
-        await self._apply_seed()
 
     async def _apply_seed(self) -> None:
         if self._seed:
@@ -88,7 +79,7 @@ class LocalServer:
 
     def stop(self) -> None:
         if self._server is not None:
-            self._server.should_exit = True
+            self._server.stop()
             if self._thread is not None:
                 self._thread.join(30)
             self._server = None

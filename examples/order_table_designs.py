@@ -23,7 +23,7 @@ CUSTOMERS = 200
 ORDERS_PER_SECOND = 200  # simulated arrival rate: the clock advances 5 ms per order
 clock = SimulatedClock()
 SERVE = "--serve" in sys.argv  # keep serving on 127.0.0.1:8000 afterwards, for `dynalocal report`
-url = endpoint(burst_seconds=2, clock=clock, port=8000 if SERVE else None)  # a short burst window shows it at once
+url = endpoint(burst_seconds=2, clock=clock, port=8000 if SERVE else 0)  # a short burst window shows it at once
 ddb = client(url)
 
 
