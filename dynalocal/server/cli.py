@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 
 from . import options
 from .context import Context, Settings
@@ -123,11 +124,17 @@ def repair(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    import sys
-
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["repair"]:
         raise SystemExit(repair(argv[1:]))
+    if argv[:1] == ["report"]:  # a subcommand of its own: dynalocal report [--endpoint URL] [--table T] [--json]
+        from .report_cli import main as report
+
+        raise SystemExit(report(argv[1:]))
+    if argv[:1] == ["streams"]:  # a client tool: `dynalocal streams tail TABLE`
+        from .streams_tail import main as streams_main
+
+        raise SystemExit(streams_main(argv[1:]))
     args = parse_args(argv)
     from .app import create_app
     from .plugins import install as install_plugins

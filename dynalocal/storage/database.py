@@ -13,6 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .keys import KeySchema
+from .streams import StreamRegistry
 from .table import Table
 
 ACCOUNT = "000000000000"
@@ -67,6 +68,7 @@ class Database:
     def __init__(self) -> None:
         self.tables: dict[str, TableEntry] = {}
         self.deleting: dict[str, tuple[TableEntry, float]] = {}  # dropped tables still shown DELETING, until
+        self.streams = StreamRegistry()  # DynamoDB Streams, kept apart: they outlive their tables
 
     def create(self, name: str, schema: KeySchema, partitions: int = 1, **meta: Any) -> TableEntry:
         entry = TableEntry(table=Table(name, schema, partitions), **meta)
