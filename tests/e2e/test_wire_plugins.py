@@ -228,6 +228,9 @@ def test_verify_covers_the_streams_api_prefix(verifying):
     with pytest.raises(ClientError) as info:
         streams.list_streams()
     assert info.value.response["Error"]["Code"] == "InvalidSignatureException"
+    session = boto3.session.Session(aws_access_key_id="AKIDLOCAL", aws_secret_access_key="s3cret",
+                                    region_name="us-east-1")
+    assert "Streams" in session.client("dynamodbstreams", endpoint_url=verifying.url).list_streams()
 
 
 def test_auth_none_serves_unsigned_requests():
@@ -302,3 +305,18 @@ def test_isolation_persists(tmp_path):
         assert client(live, region="eu-west-1").list_tables()["TableNames"] == ["kept"]
         assert client(live, region="us-east-1").list_tables()["TableNames"] == []
         assert client(live, region="eu-west-1").scan(TableName="kept")["Count"] == 1
+
+
+def test_streams_under_region_isolation():
+    with LiveServer(Context(settings=Settings(isolation="region"))) as live:
+        east, west = client(live, region="us-east-1"), client(live, region="us-west-2")
+        for ddb in (east, west):
+            ddb.create_table(TableName="events", KeySchema=KEYS, AttributeDefinitions=DEFS, BillingMode="PAY_PER_REQUEST",
+                             StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"})
+        session = boto3.session.Session(aws_access_key_id="test", aws_secret_access_key="test", region_name="us-west-2")
+        streams = session.client("dynamodbstreams", endpoint_url=live.url)
+        listed = streams.list_streams()["Streams"]
+        assert [(s["TableName"], s["StreamArn"].split(":")[3]) for s in listed] == [("events", "us-west-2")]
+        assert streams.list_streams(TableName="events")["Streams"] == listed
+        described = streams.describe_stream(StreamArn=listed[0]["StreamArn"])["StreamDescription"]
+        assert described["TableName"] == "events"
