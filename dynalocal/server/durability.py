@@ -32,7 +32,9 @@ from ..storage.snapshot import Image, SnapshotError, snapshots, write
 from ..storage.table import Table
 from ..storage.tablemeta import encode_meta
 from ..storage.ttl import ExpiryIndex
-from ..storage.wal import DELETE, DROP, META, PUT, Entry, LogWriter, encode_group, segments
+from ..storage.streamlog import remove_older as remove_older_streams
+from ..storage.streamlog import write_snapshot as write_streams
+from ..storage.wal import DELETE, DROP, META, PUT, STREAM, Entry, LogWriter, encode_group, segments
 from . import codec
 from .context import Context
 from .groupcommit import GroupCommit
@@ -89,6 +91,7 @@ class Durability:
             self._track(name, entry, encode_meta(entry))
             if entry.ttl_attribute is not None:
                 ctx.expiry[name] = ExpiryIndex(entry.table, entry.ttl_attribute)
+        self.db.streams.sink = self.on_stream
 
     @classmethod
     def open(cls, ctx: Context) -> "Durability":
@@ -129,6 +132,15 @@ class Durability:
         group.append((PUT, table.name, m.key, new) if new is not None else (DELETE, table.name, m.key, None))  # type: ignore[union-attr]
         changes.append(item_undo(table, m.key, m.old))  # type: ignore[arg-type]
 
+    def on_stream(self, arn: str, event: bytes) -> None:
+        """Stream registry sink: record one stream event in the open group, after its item write."""
+        group = self._group
+        if group is None:
+            group = self._orphans
+            if not group:
+                self._schedule_orphans()
+        group.append((STREAM, arn, event, None))
+
     def _schedule_orphans(self) -> None:
         try:
             asyncio.get_running_loop().call_soon(self._flush_orphans)
@@ -160,8 +172,14 @@ class Durability:
         self._group, self._group_undo = [], []
         self._flush_orphans()
 
-    async def commit(self, target: str | None, raw: bytes, status: int, body: bytes) -> tuple[int, bytes]:
-        """Close the request's group, log it, and wait until it (and all before it) is durable."""
+    def seal(self, target: str | None, raw: bytes, status: int,
+             body: bytes) -> tuple[int, bytes, asyncio.Future | None]:
+        """Close the request's group and log it: the answer, and the fsync future to wait for
+        before sending it (None when everything it may have seen is already durable).
+
+        The HTTP layer calls this inline and writes the answer from the future's callback
+        (see `settled`), so a journaled request costs no task of its own.
+        """
         group, self._group = self._group or [], None
         changes, self._group_undo = self._group_undo, []
         try:
@@ -181,14 +199,32 @@ class Durability:
                     raise
             else:
                 position = self.commits.writer.position
-            future = self.commits.waiter(position)
-            if future is not None:
-                await future  # a failed sync has undone this group (and every one after the last good sync)
+            # A failed sync undoes this group (and every one after the last good sync); `settled` then answers 500.
+            return status, body, self.commits.waiter(position)
         except Exception:  # not durable: no one sees the change, and the client is told so
             log.exception("write-ahead log failure")
-            failure = InternalServerError("The write could not be made durable")
-            return failure.status, codec.error_body(failure)
-        return status, body
+            return (*self._not_durable(), None)
+
+    def settled(self, durable: asyncio.Future, status: int, body: bytes) -> tuple[int, bytes]:
+        """The answer to send once a request's fsync future is done: its own, or a 500 if the fsync failed."""
+        error = durable.exception() if not durable.cancelled() else asyncio.CancelledError()
+        if error is None:
+            return status, body
+        log.error("write-ahead log failure: %s", error)
+        return self._not_durable()
+
+    @staticmethod
+    def _not_durable() -> tuple[int, bytes]:
+        failure = InternalServerError("The write could not be made durable")
+        return failure.status, codec.error_body(failure)
+
+    async def commit(self, target: str | None, raw: bytes, status: int, body: bytes) -> tuple[int, bytes]:
+        """`seal`, then wait until the group (and all before it) is durable."""
+        status, body, durable = self.seal(target, raw, status, body)
+        if durable is None:
+            return status, body
+        await asyncio.wait((durable,))
+        return self.settled(durable, status, body)
 
     def _undo(self, changes: list[Undo]) -> None:
         """Undo one group's changes in memory (as ROLLBACK mutations, which are not logged)."""
@@ -285,11 +321,15 @@ class Durability:
             generation = self.commits.writer.generation + 1
             self.commits.rotate(generation)
             self.log_bytes = 0
+            streams = self.db.streams.capture()  # exact as of the rotation; replay tolerates the overlap
             image = Image()
             for _ in image.capture(self.db):
                 await asyncio.sleep(0)
             loop = asyncio.get_running_loop()
+            # Streams first: a snapshot file without its stream file must not supersede the log.
+            await loop.run_in_executor(None, write_streams, streams, self.directory, generation)
             self.snapshot_bytes = await loop.run_in_executor(None, write, image, self.directory, generation)
+            remove_older_streams(self.directory, generation)
             for old, path in snapshots(self.directory) + segments(self.directory):
                 if old < generation:
                     path.unlink(missing_ok=True)
@@ -356,6 +396,7 @@ def drop_all(ctx: Context) -> int:
     for name in names:
         ctx.db.drop(name)
     ctx.expiry.clear()
+    ctx.db.streams.clear()
     tokens = getattr(ctx, "tokens", None)  # transaction idempotency tokens refer to the dropped data
     if tokens is not None:
         tokens.clear()
