@@ -165,7 +165,7 @@ class HttpProtocol(asyncio.Protocol):
         self._head_bytes = 0
         self._idle_since = None
         if self._since is None:
-            self._since = now = self.loop.time()
+            self._since = now = self.server.clock  # a ceiling of the time: deadlines are never early
             if self._deadline is None:
                 self._watch_until(now + self.request_timeout)
 
@@ -387,7 +387,7 @@ class HttpProtocol(asyncio.Protocol):
 
     def _idle(self) -> None:
         """Start the keep-alive period."""
-        self._idle_since = now = self.loop.time()
+        self._idle_since = now = self.server.clock
         due = now + self.keep_alive_timeout
         if self._deadline is None:
             self._watch_until(due)
