@@ -378,3 +378,16 @@ def test_partiql_writes_emit_records(live):
     ddb.execute_statement(Statement=f"DELETE FROM \"{name}\" WHERE pk = 'q'")
     assert [(e, d.get("NewImage", {}).get("n")) for e, d in _events(live, arn)] == [
         ("INSERT", {"N": "1"}), ("MODIFY", {"N": "2"}), ("REMOVE", None)]
+
+
+def test_reset_forgets_every_stream():
+    with LiveServer() as server:
+        ddb, streams = server.client(), streams_client(server.url)
+        ddb.create_table(TableName="gone", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                         AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                         BillingMode="PAY_PER_REQUEST",
+                         StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"})
+        assert len(streams.list_streams()["Streams"]) == 1
+        status, _, _ = server.raw(None, b"", path="/_dynalocal/reset")
+        assert status == 200
+        assert streams.list_streams()["Streams"] == []
