@@ -27,6 +27,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class WallClock:
+    """An injectable wall clock (epoch seconds) that moves only when a test sets `now`."""
+
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 class LiveServer:
     """dynalocal's HTTP server in a background thread; `ctx` is the server's own state."""
 
