@@ -18,6 +18,7 @@ from ...expressions import ast as A
 from ...expressions.partiql_ast import Exists, Statement
 from ...expressions.partiql_parser import parse_statement
 from ...expressions.paths import get
+from ...expressions.semantics import order
 from ...storage.mutation import PARTIQL, current_origin
 from ...storage.values import validate_value
 from ..context import Context
@@ -96,8 +97,10 @@ def project(plan_: ReadPlan, item: dict) -> dict:
     return out
 
 
-def keep(plan_: ReadPlan, item: dict, values: dict) -> bool:
-    return plan_.filter is None or plan_.filter(item, {}, values)
+def keep(plan_: ReadPlan, item: dict, values: dict, flt: object = False) -> bool:
+    """Whether an item passes the plan's residual filter (or `flt`, a variant's filter, when given)."""
+    flt = plan_.filter if flt is False else flt
+    return flt is None or flt(item, {}, values)
 
 
 def partition_keys(plan_: ReadPlan, values: dict) -> list[dict]:
@@ -162,13 +165,20 @@ def run_read(ctx: Context, body: dict, plan_: ReadPlan, values: dict, table: str
     if body.get("NextToken") is not None:
         start, esk = _untoken(body["NextToken"], operations)
     limit = body.get("Limit")
+    variant = plan_
     if plan_.operation == "Query":
-        base["KeyConditionExpression"] = plan_.key_condition
-        base["ExpressionAttributeNames"] = plan_.names
-        base["ScanIndexForward"] = not plan_.descending
         ranges = {}
         for name in plan_.range_values:
             ranges[name] = typed(values[name], schema.range_type, schema.range_name)  # type: ignore[arg-type]
+        narrow = plan_.narrow
+        if narrow is not None:
+            bounds = [typed(values[name], schema.range_type, schema.range_name)  # type: ignore[arg-type]
+                      for name in narrow.range_values]
+            if order(bounds[0], bounds[1]) <= 0:  # type: ignore[operator]
+                variant, ranges = narrow, dict(zip(narrow.range_values, bounds))
+        base["KeyConditionExpression"] = variant.key_condition
+        base["ExpressionAttributeNames"] = variant.names
+        base["ScanIndexForward"] = not plan_.descending
     last = None
     for i in range(start, operations):
         request = dict(base)
@@ -183,7 +193,7 @@ def run_read(ctx: Context, body: dict, plan_: ReadPlan, values: dict, table: str
             out = decode(query.scan(ctx, request))
         cc = merge_capacity(cc, out.get("ConsumedCapacity"))
         for item in out["Items"]:
-            if keep(plan_, item, values):
+            if keep(plan_, item, values, variant.filter):
                 found.append(project(plan_, item))
         esk = out.get("LastEvaluatedKey")
         if limit is not None:
