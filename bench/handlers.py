@@ -4,7 +4,7 @@
 
 Builds the tables of `bench/workloads.py` (64 partitions, ~200-byte items, a 100-items-per-key
 Query table) in one Context per throttling mode, then times GetItem, PutItem, UpdateItem
-`SET #c = #c + :one` and Query(100) over random keys (PutItem's are new in the first run and
+`SET #c = #c + :one`, Query(100) and their PartiQL SELECT equivalents over random keys (PutItem's are new in the first run and
 overwritten in later ones) two ways: through
 `dynalocal.server.app.dispatch` (JSON decode, validation, handler, encoding; no HTTP) and by
 calling the handler on an already decoded body. Each figure is the min over `--repeats` runs
@@ -88,12 +88,20 @@ def bodies(op: str, count: int, rng: random.Random) -> list[dict]:
         return [{"TableName": "bench_upd", "Key": {"pk": {"S": f"c-{rng.randrange(COUNTERS):04d}"}},
                  "UpdateExpression": "SET #c = #c + :one", "ExpressionAttributeNames": {"#c": "c"},
                  "ExpressionAttributeValues": {":one": {"N": "1"}}} for _ in range(count)]
+    if op == "PartiQL GetItem":
+        return [{"Statement": 'SELECT * FROM "bench_get" WHERE pk = ?',
+                 "Parameters": [{"S": f"item-{rng.randrange(GET_ITEMS):06d}"}]} for _ in range(count)]
+    if op == "PartiQL Query":
+        return [{"Statement": 'SELECT * FROM "bench_query" WHERE pk = ?',
+                 "Parameters": [{"S": f"p-{rng.randrange(QUERY_KEYS):04d}"}]} for _ in range(count)]
     return [{"TableName": "bench_query", "KeyConditionExpression": "pk = :p",
              "ExpressionAttributeValues": {":p": {"S": f"p-{rng.randrange(QUERY_KEYS):04d}"}}}
             for _ in range(count)]
 
 
-OPERATIONS = {"GetItem": "GetItem", "PutItem": "PutItem", "UpdateItem": "UpdateItem", "Query(100)": "Query"}
+OPERATIONS = {"GetItem": "GetItem", "PutItem": "PutItem", "UpdateItem": "UpdateItem", "Query(100)": "Query",
+              "PQ GetItem": "ExecuteStatement", "PQ Query(100)": "ExecuteStatement"}
+BODIES = {"PQ GetItem": "PartiQL GetItem", "PQ Query(100)": "PartiQL Query"}  # workload -> bodies() kind
 
 
 def time_dispatch(ctx: Context, op: str, raws: list[bytes]) -> float:
@@ -134,7 +142,7 @@ def main() -> None:
     for name in chosen:
         op = OPERATIONS[name]
         handler = HANDLERS[op]
-        raw = [orjson.dumps(b) for b in bodies(op, args.calls, rng)]
+        raw = [orjson.dumps(b) for b in bodies(BODIES.get(name, op), args.calls, rng)]
         best = {(kind, mode): float("inf") for kind in ("dispatch", "handler") for mode in MODES}
         for mode in MODES:  # warm-up: caches, compiled expressions, meters
             time_dispatch(contexts[mode], op, raw[:500])
