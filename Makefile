@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 HOST ?= 127.0.0.1
 
-.PHONY: install run test bench clean
+.PHONY: install run test test-ranges bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -24,6 +24,20 @@ run: install
 test: install
 	$(BIN)/python -m pytest
 
+# The suite at both ends of every supported dependency range (constraints/lowest.txt and
+# newest.txt), each in its own virtualenv (.venv-lowest, .venv-newest); `make test` uses whatever
+# pip resolves today. Stops at the first end that fails.
+RANGES ?= lowest newest
+test-ranges:
+	@for end in $(RANGES); do \
+		echo "== $$end: $$(grep -v '^#' constraints/$$end.txt | tr '\n' ' ')"; \
+		[ -x .venv-$$end/bin/python ] || $(PYTHON) -m venv .venv-$$end || exit 1; \
+		.venv-$$end/bin/python -m pip install --quiet --upgrade pip && \
+		.venv-$$end/bin/python -m pip install --quiet -c constraints/$$end.txt -e '.[test]' && \
+		.venv-$$end/bin/python -m pip check && \
+		.venv-$$end/bin/python -m pytest -p no:cacheprovider || exit 1; \
+	done
+
 # The load generator is wrk (Debian's package); install it when missing and we may.
 bench: install
 	@command -v wrk >/dev/null || { [ "$$(id -u)" = 0 ] && command -v apt-get >/dev/null && \
@@ -31,5 +45,5 @@ bench: install
 	$(BIN)/python bench/run.py
 
 clean:
-	rm -rf $(VENV) build *.egg-info .pytest_cache
+	rm -rf $(VENV) .venv-lowest .venv-newest build *.egg-info .pytest_cache
 	find . -name __pycache__ -type d -prune -exec rm -rf {} +

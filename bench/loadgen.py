@@ -8,6 +8,8 @@ import subprocess
 import tempfile
 from dataclasses import dataclass
 
+from peers import LOADGEN_CORE, pinned
+
 _UNITS = {"us": 1e-3, "ms": 1.0, "s": 1000.0}
 
 
@@ -17,6 +19,8 @@ class Result:
     p50_ms: float
     p99_ms: float
     errors: int  # non-2xx answers plus socket errors
+    requests: int = 0  # answered in the run
+    seconds: float = 0.0  # the run's actual duration
 
 
 def available() -> str | None:
@@ -39,7 +43,7 @@ def run(url: str, script: str, seconds: float, connections: int = 16, threads: i
         f.write(script)
         path = f.name
     try:
-        done = subprocess.run(["wrk", f"-t{threads}", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--latency", "--timeout", "10s", "-s", path,
+        done = subprocess.run([*pinned(LOADGEN_CORE), "wrk", f"-t{threads}", f"-c{connections}", f"-d{max(1, round(seconds))}s", "--latency", "--timeout", "10s", "-s", path,
                                url + "/"], capture_output=True, text=True, timeout=seconds + 60)
     finally:
         os.unlink(path)
@@ -52,7 +56,10 @@ def run(url: str, script: str, seconds: float, connections: int = 16, threads: i
     errors = int(non2xx.group(1)) if non2xx else 0
     if sock:
         errors += sum(int(g) for g in sock.groups())
+    total = re.search(r"(\d+) requests in ([\d.]+)(us|ms|s|m)\b", out)
     if not rps:
         raise RuntimeError(f"wrk failed: {done.stderr or out}")
+    requests = int(total.group(1)) if total else 0
+    seconds = float(total.group(2)) * {"us": 1e-6, "ms": 1e-3, "s": 1.0, "m": 60.0}[total.group(3)] if total else 0.0
     return Result(float(rps.group(1)), _ms(p50.group(1)) if p50 else float("nan"),
-                  _ms(p99.group(1)) if p99 else float("nan"), errors)
+                  _ms(p99.group(1)) if p99 else float("nan"), errors, requests, seconds)

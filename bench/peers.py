@@ -10,9 +10,10 @@ import shutil
 import socket
 import subprocess
 import sys
+import tempfile
 import time
 import urllib.request
-from dataclasses import dataclass
+from dataclasses import dataclass, field
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 PEERS = os.path.join(HERE, ".peers")
@@ -25,13 +26,25 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+def pinned(core: int) -> list[str]:
+    """A `taskset` prefix that runs a command on one core (servers on one, wrk on another), if possible."""
+    if shutil.which("taskset") is None or (os.cpu_count() or 1) < 2:
+        return []
+    return ["taskset", "-c", str(core)]
+
+
+SERVER_CORE = 1
+LOADGEN_CORE = 0
+
+
 @dataclass
 class Target:
     name: str
     command: list[str]
-    dynamodb: bool = True  # False for the bare ASGI ceiling, which stores nothing
+    dynamodb: bool = True  # False for the bare-protocol floor, which stores nothing
     proc: subprocess.Popen | None = None
     port: int = 0
+    cleanup: list[str] = field(default_factory=list)  # directories removed at stop
 
     @property
     def url(self) -> str:
@@ -45,7 +58,8 @@ class Target:
         os.makedirs(PEERS, exist_ok=True)  # peers may write files (DynamoDB Local's metadata) in their cwd
         # Measure a normal installation: Python may cache bytecode (some sandboxes forbid it).
         env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-        self.proc = subprocess.Popen(cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, cwd=PEERS, env=env)
+        self.proc = subprocess.Popen(pinned(SERVER_CORE) + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
+                                     cwd=PEERS, env=env)
         deadline = started + 60
         while time.perf_counter() < deadline:
             if self.proc.poll() is not None:
@@ -69,26 +83,40 @@ class Target:
                     return int(line.split()[1]) / 1024
         return float("nan")
 
+    def cpu_seconds(self) -> float:
+        """User + system CPU time the server process has used so far."""
+        with open(f"/proc/{self.proc.pid}/stat") as f:  # type: ignore[union-attr]
+            fields = f.read().rsplit(")", 1)[1].split()
+        return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
+
     def stop(self) -> None:
         if self.proc is not None and self.proc.poll() is None:
             self.proc.terminate()
             try:
-                self.proc.wait(10)
+                self.proc.wait(60)
             except subprocess.TimeoutExpired:
                 self.proc.kill()
+        for path in self.cleanup:
+            shutil.rmtree(path, ignore_errors=True)
 
 
 AUTH = ("AWS4-HMAC-SHA256 Credential=bench/20250101/us-east-1/dynamodb/aws4_request, "
         "SignedHeaders=host;x-amz-date;x-amz-target, Signature=00")
 
 
-def dynalocal(*extra: str, name: str = "dynalocal") -> Target:
+def dynalocal(*extra: str, name: str = "dynalocal", data_dir: bool = False) -> Target:
+    """dynalocal with these options; `data_dir`: with --data-dir (a fresh temporary one) --sync batch."""
     exe = os.path.join(os.path.dirname(PYTHON), "dynalocal")
-    return Target(name, [exe, "--port", "{port}", "--log-level", "warning", *extra])
+    cleanup = []
+    if data_dir:
+        directory = tempfile.mkdtemp(prefix="dynalocal-bench-")
+        cleanup.append(directory)
+        extra = (*extra, "--data-dir", directory, "--sync", "batch")
+    return Target(name, [exe, "--port", "{port}", "--log-level", "warning", *extra], cleanup=cleanup)
 
 
 def bare() -> Target:
-    return Target("bare-asgi", [PYTHON, os.path.join(HERE, "bare_asgi.py"), "{port}"], dynamodb=False)
+    return Target("bare-protocol", [PYTHON, os.path.join(HERE, "bare_protocol.py"), "{port}"], dynamodb=False)
 
 
 def dynamodb_local() -> Target | str:

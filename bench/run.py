@@ -1,10 +1,15 @@
-"""dynalocal's benchmark: throughput and latency against DynamoDB Local, moto and the bare-ASGI ceiling.
+"""dynalocal's benchmark: throughput, latency and server CPU per request against DynamoDB Local
+and the bare-protocol floor, and the issue's target ratios.
 
     make bench                     # or: .venv/bin/python bench/run.py [--seconds 4] [--rounds 3]
 
+Targets: dynalocal with default options and with --throttling off, each in memory and with
+--data-dir --sync batch; the bare-protocol floor (bare_protocol.py); DynamoDB Local (and moto
+with --moto). Servers run pinned to one core and wrk to another (taskset, when there are two).
 Every workload runs against every target in each round, targets interleaved, so the ratios
-are measured under the same machine conditions. Figures are medians over rounds. Results
-also go to bench/results/latest.json.
+are measured under the same machine conditions. Figures are medians over rounds. Run it on a
+quiet machine: the load average before and after is printed and saved with the figures in
+bench/results/latest.json.
 """
 from __future__ import annotations
 
@@ -20,6 +25,7 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import loadgen  # noqa: E402
 import memory  # noqa: E402
 import peers  # noqa: E402
+import report  # noqa: E402
 from workloads import WORKLOADS, setup  # noqa: E402
 
 RESULTS = os.path.join(peers.HERE, "results")
@@ -30,17 +36,21 @@ def parse_args() -> argparse.Namespace:
     parser.add_argument("--seconds", type=float, default=4.0, help="duration of each wrk run (default 4)")
     parser.add_argument("--rounds", type=int, default=3, help="rounds over all targets (default 3)")
     parser.add_argument("--connections", type=int, default=16, help="wrk connections (default 16)")
-    parser.add_argument("--no-peers", action="store_true", help="skip DynamoDB Local and moto")
+    parser.add_argument("--no-peers", action="store_true", help="skip DynamoDB Local (and moto)")
+    parser.add_argument("--moto", action="store_true", help="also run moto's server (slow: Query/Scan time out)")
+    parser.add_argument("--workloads", default="", help="comma-separated workload names (default: all)")
     parser.add_argument("--no-memory", action="store_true", help="skip the 1M-item memory measurement")
     parser.add_argument("--items", type=int, default=1_000_000, help="items for the memory measurement")
     return parser.parse_args()
 
 
-def targets(with_peers: bool) -> tuple[list[peers.Target], list[str]]:
-    chosen = [peers.dynalocal(), peers.dynalocal("--throttling", "off", name="dynalocal-off"), peers.bare()]
+def targets(with_peers: bool, with_moto: bool) -> tuple[list[peers.Target], list[str]]:
+    chosen = [peers.dynalocal(), peers.dynalocal("--throttling", "off", name=report.OFF),
+              peers.dynalocal(name=report.DATA, data_dir=True),
+              peers.dynalocal("--throttling", "off", name=report.DATA_OFF, data_dir=True), peers.bare()]
     skipped = []
     if with_peers:
-        for make in (peers.dynamodb_local, peers.moto):
+        for make in (peers.dynamodb_local, peers.moto) if with_moto else (peers.dynamodb_local,):
             target = make()
             if isinstance(target, str):
                 skipped.append(target)
@@ -49,14 +59,24 @@ def targets(with_peers: bool) -> tuple[list[peers.Target], list[str]]:
     return chosen, skipped
 
 
+def machine() -> dict:
+    """The machine's state: cores and load averages (the figures mean little on a busy machine)."""
+    with open("/proc/loadavg") as f:
+        load = [float(x) for x in f.read().split()[:3]]
+    return {"cores": os.cpu_count(), "loadavg_1_5_15": load, "pinned": bool(peers.pinned(0))}
+
+
 def main() -> None:
     args = parse_args()
     problem = loadgen.available()
     if problem:
         sys.exit(problem)
-    chosen, skipped = targets(not args.no_peers)
+    chosen, skipped = targets(not args.no_peers, args.moto)
     for line in skipped:
         print(line)
+    before = machine()
+    print(f"machine before: {before}")
+    workloads = [w for w in WORKLOADS if not args.workloads or w.name in args.workloads.split(",")]
     started = []
     try:
         for target in chosen:
@@ -67,60 +87,54 @@ def main() -> None:
                 t0 = time.perf_counter()
                 setup(target.url, dynalocal=target.name.startswith("dynalocal"))
                 print(f"{'':>15}  tables loaded in {time.perf_counter() - t0:.1f} s", flush=True)
-        results = measure(started, args)
+        results = measure(started, workloads, args)
         loaded_rss = {t.name: t.rss_mb() for t in started}
     finally:
         for target in started:
             target.stop()
-    report = {"workloads": results, "loaded_rss_mb": loaded_rss, "skipped": skipped,
-              "settings": {"seconds": args.seconds, "rounds": args.rounds, "connections": args.connections}}
-    print_table(results, [t.name for t in started])
+    out = {"workloads": results, "loaded_rss_mb": loaded_rss, "skipped": skipped, "machine_before": before,
+           "settings": {"seconds": args.seconds, "rounds": args.rounds, "connections": args.connections}}
+    report.print_throughput(results, [t.name for t in started])
     print("\nloaded RSS: " + ", ".join(f"{k} {v:.0f} MB" for k, v in loaded_rss.items()))
     if not args.no_memory:
-        report["memory"] = memory.measure(args.items)
-        memory.print_report(report["memory"])
+        out["memory"] = memory.measure(args.items)
+        memory.print_report(out["memory"])
+    out["targets"] = report.targets(results, out.get("memory"))
+    report.print_targets(out["targets"])
+    out["machine_after"] = machine()
+    print(f"\nmachine before: {before}; after: {out['machine_after']}")
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "latest.json"), "w") as f:
-        json.dump(report, f, indent=2)
+        json.dump(out, f, indent=2)
 
 
-def measure(started: list[peers.Target], args: argparse.Namespace) -> dict:
-    """{workload: {target: {rps, p50_ms, p99_ms, errors}}}, medians over the rounds."""
-    raw: dict[str, dict[str, list[loadgen.Result]]] = {w.name: {t.name: [] for t in started} for w in WORKLOADS}
+def measure(started: list[peers.Target], workloads: list, args: argparse.Namespace) -> dict:
+    """{workload: {target: {rps, p50_ms, p99_ms, cpu_us, errors}}}, medians over the rounds."""
+    raw: dict[str, dict[str, list[tuple[loadgen.Result, float]]]] = {
+        w.name: {t.name: [] for t in started} for w in workloads}
     for round_no in range(args.rounds):
-        for workload in WORKLOADS:
+        for workload in workloads:
             script = workload.script()
             for target in started:
+                cpu = target.cpu_seconds()
                 result = loadgen.run(target.url, script, args.seconds, args.connections)
-                raw[workload.name][target.name].append(result)
-                print(f"round {round_no + 1} {workload.name:>16} {target.name:>15}: "
+                cpu_us = (target.cpu_seconds() - cpu) * 1e6 / result.requests if result.requests else float("nan")
+                raw[workload.name][target.name].append((result, cpu_us))
+                print(f"round {round_no + 1} {workload.name:>16} {target.name:>18}: "
                       f"{result.requests_per_second:8.0f} req/s  p50 {result.p50_ms:6.2f} ms  "
-                      f"p99 {result.p99_ms:6.2f} ms  errors {result.errors}", flush=True)
+                      f"p99 {result.p99_ms:6.2f} ms  CPU {cpu_us:6.1f} µs/req  errors {result.errors}", flush=True)
     out: dict = {}
     for workload, by_target in raw.items():
         out[workload] = {}
-        for name, results in by_target.items():
+        for name, runs in by_target.items():
             out[workload][name] = {
-                "rps": statistics.median(r.requests_per_second for r in results),
-                "p50_ms": statistics.median(r.p50_ms for r in results),
-                "p99_ms": statistics.median(r.p99_ms for r in results),
-                "errors": sum(r.errors for r in results),
+                "rps": statistics.median(r.requests_per_second for r, _ in runs),
+                "p50_ms": statistics.median(r.p50_ms for r, _ in runs),
+                "p99_ms": statistics.median(r.p99_ms for r, _ in runs),
+                "cpu_us": statistics.median(c for _, c in runs),
+                "errors": sum(r.errors for r, _ in runs),
             }
     return out
-
-
-def print_table(results: dict, names: list[str]) -> None:
-    refs = [n for n in ("dynamodb-local", "moto", "bare-asgi", "dynalocal-off") if n in names]
-    header = "| workload | " + " | ".join(f"{n} req/s (p50/p99 ms)" for n in names) + " | " + \
-             " | ".join(f"dynalocal / {r}" for r in refs) + " |"
-    print("\n" + header)
-    print("|" + "---|" * (1 + len(names) + len(refs)))
-    for workload, by_target in results.items():
-        cells = [f"{by_target[n]['rps']:.0f} ({by_target[n]['p50_ms']:.2f}/{by_target[n]['p99_ms']:.2f})"
-                 + (f" {by_target[n]['errors']} errors" if by_target[n]["errors"] else "") for n in names]
-        ours = by_target["dynalocal"]["rps"]
-        ratios = [f"{ours / by_target[r]['rps']:.2f}" if by_target[r]["rps"] else "n/a" for r in refs]
-        print(f"| {workload} | " + " | ".join(cells) + " | " + " | ".join(ratios) + " |")
 
 
 if __name__ == "__main__":

@@ -96,6 +96,13 @@ _BATCH = ("(function() local parts = {} for j = 1, 25 do parts[j] = string.forma
           "math.random(0, 999999999), j) end "
           "return '{\"RequestItems\":{\"bench_put\":[' .. table.concat(parts, ',') .. ']}}' end)()")
 
+_TRANSACT = ("(function() local parts = {} local base = math.random(0, 999999999) for j = 1, 4 do "
+             "parts[j] = string.format('{\"Put\":{\"TableName\":\"bench_put\",\"Item\":{\"pk\":{\"S\":"
+             "\"t-%d-%d\"},\"payload\":{\"S\":\"" + PAYLOAD + "\"}}}}', base, j) end "
+             "return '{\"TransactItems\":[' .. table.concat(parts, ',') .. ']}' end)()")
+
+WRITES = ("PutItem", "UpdateItem", "BatchWrite(25)", "TransactWrite(4)")  # workloads that change data
+
 WORKLOADS = [
     Workload("GetItem", "GetItem",
              "string.format('{\"TableName\":\"bench_get\",\"Key\":{\"pk\":{\"S\":\"item-%06d\"}}}', "
@@ -116,4 +123,5 @@ WORKLOADS = [
              "string.format('{\"TableName\":\"bench_query\",\"Limit\":100,\"TotalSegments\":64,"
              "\"Segment\":%d}', math.random(0, 63))"),
     Workload("BatchWrite(25)", "BatchWriteItem", _BATCH),
+    Workload("TransactWrite(4)", "TransactWriteItems", _TRANSACT),
 ]

@@ -1,16 +1,14 @@
 """Start a dynalocal server in this process (or use $DDB_ENDPOINT) for the examples."""
 from __future__ import annotations
 
-import socket
 import threading
-import time
 
 import boto3
-import uvicorn
 from botocore.config import Config
 
 from dynalocal.server.app import create_app
 from dynalocal.server.context import Context, Settings
+from dynalocal.server.serve import HttpServer
 
 
 class SimulatedClock:
@@ -25,17 +23,16 @@ class SimulatedClock:
 
 def endpoint(burst_seconds: float = 300.0, clock=None) -> str:
     """A fresh in-process server with the given burst window (and clock, if given)."""
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        port = s.getsockname()[1]
-    ctx = Context(settings=Settings(port=port, burst_seconds=burst_seconds))
+    ctx = Context(settings=Settings(burst_seconds=burst_seconds))
     if clock is not None:
         ctx.clock = clock
-    server = uvicorn.Server(uvicorn.Config(create_app(ctx), host="127.0.0.1", port=port, log_level="error"))
-    threading.Thread(target=server.run, daemon=True).start()
-    while not server.started:
-        time.sleep(0.01)
-    return f"http://127.0.0.1:{port}"
+    server = HttpServer(create_app(ctx), "127.0.0.1", 0)  # port 0: a free one, known once started
+    threading.Thread(target=server.run, kwargs={"signals": False}, daemon=True).start()
+    server.started.wait(10)
+    if server.error is not None:
+        raise server.error
+    ctx.settings.port = server.port
+    return f"http://127.0.0.1:{server.port}"
 
 
 def client(url: str):

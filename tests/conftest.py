@@ -1,22 +1,24 @@
-"""Shared fixtures: a real uvicorn server on a free port, and boto3 clients pointed at it."""
+"""Shared fixtures: a real dynalocal server (serve.HttpServer) on a free port, and boto3 clients pointed at it."""
 from __future__ import annotations
 
 import json
 import socket
 import threading
-import time
 import urllib.error
 import urllib.request
 import uuid
 
 import boto3
 import pytest
-import uvicorn
 from botocore.config import Config
 
 from dynalocal.server.app import create_app
-from dynalocal.server.cli import server_config
 from dynalocal.server.context import Context, Settings
+from dynalocal.server.serve import HttpServer
+
+# Names tests address the server by (`Host: x` in raw-socket tests, a DynamoDB-like name in the health
+# check test): allowed as --allowed-hosts would, since the loopback bind's Host check refuses other names.
+TEST_HOSTS = ("x", "dynamodb.local")
 
 
 def free_port() -> int:
@@ -26,27 +28,26 @@ def free_port() -> int:
 
 
 class LiveServer:
-    """uvicorn serving dynalocal in a background thread; `ctx` is the server's own state."""
+    """dynalocal's HTTP server in a background thread; `ctx` is the server's own state."""
 
-    def __init__(self, ctx: Context | None = None) -> None:
+    def __init__(self, ctx: Context | None = None, **options) -> None:
         self.port = free_port()
         self.ctx = ctx or Context(settings=Settings(port=self.port))
         self.url = f"http://127.0.0.1:{self.port}"
-        config = server_config(create_app(self.ctx), "127.0.0.1", self.port, log_level="warning")
-        self.server = uvicorn.Server(config)
-        self.thread = threading.Thread(target=self.server.run, daemon=True)
+        options.setdefault("allowed_hosts", TEST_HOSTS)
+        self.server = HttpServer(create_app(self.ctx), "127.0.0.1", self.port, **options)
+        self.thread = threading.Thread(target=self.server.run, kwargs={"signals": False}, daemon=True)
 
     def __enter__(self) -> "LiveServer":
         self.thread.start()
-        deadline = time.monotonic() + 10
-        while not self.server.started:
-            if time.monotonic() > deadline:
-                raise RuntimeError("server did not start")
-            time.sleep(0.01)
+        if not self.server.started.wait(10):
+            raise RuntimeError("server did not start")
+        if self.server.error is not None:
+            raise RuntimeError(f"server did not start: {self.server.error}")
         return self
 
     def __exit__(self, *exc) -> None:
-        self.server.should_exit = True
+        self.server.stop()
         self.thread.join(10)
 
     def client(self, **config):

@@ -1,8 +1,11 @@
-"""The ASGI application: DynamoDB's JSON protocol on POST /, health and admin routes beside it.
+"""The application: DynamoDB's JSON protocol on POST /, health and admin routes beside it.
 
-POST / is served by a plain ASGI callable (no framework on the hot path); everything else
-goes to a small Starlette app. Handlers are synchronous and run on the event loop thread,
-one at a time, which makes every request atomic with respect to the others.
+`DynamoApp.respond` answers one DynamoDB request; dynalocal's own HTTP layer
+(protocol.py) calls it inline for every `POST /`. The app is also an ASGI callable: the
+HTTP layer sends every other route through it (health, 404s, and the admin routes of a small
+Starlette app), and it serves the whole protocol, POST / included, when dynalocal is
+embedded under another ASGI server. Handlers are synchronous and run on the event loop
+thread, one at a time, which makes every request atomic with respect to the others.
 """
 from __future__ import annotations
 
@@ -64,6 +67,7 @@ class DynamoApp:
     def __init__(self, ctx: Context | None = None) -> None:
         self.ctx = ctx or Context()
         self._admin = None  # the Starlette app for /_dynalocal/, built on first use (keeps startup short)
+        self._sweeper: asyncio.Task | None = None
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "lifespan":
@@ -97,27 +101,42 @@ class DynamoApp:
         return self._admin
 
     async def _lifespan(self, receive, send) -> None:
-        """Run the TTL sweeper for as long as the server runs."""
-        task = None
+        """ASGI lifespan (when embedded): `startup` and `shutdown` around the server's life."""
         while True:
             message = await receive()
             if message["type"] == "lifespan.startup":
                 try:
-                    for hook in self.ctx.startup:  # e.g. --init seed data, before the first request
-                        await hook()
+                    await self.startup()
                 except Exception as err:
-                    log.error("dynalocal could not start: %s", err)
                     await send({"type": "lifespan.startup.failed", "message": str(err)})
                     return
-                task = asyncio.get_running_loop().create_task(self._sweep_forever())
                 await send({"type": "lifespan.startup.complete"})
             elif message["type"] == "lifespan.shutdown":
-                if task is not None:
-                    task.cancel()
-                if self.ctx.journal is not None:  # durability: final snapshot, close the log
-                    await self.ctx.journal.close()
+                await self.shutdown()
                 await send({"type": "lifespan.shutdown.complete"})
                 return
+
+    async def startup(self) -> None:
+        """Before the first request: run the start-up hooks (e.g. --init seed data), start the TTL sweeper.
+
+        A failing hook is logged and raised: the server must not start half-seeded.
+        """
+        try:
+            for hook in self.ctx.startup:
+                await hook()
+        except Exception as err:
+            log.error("dynalocal could not start: %s", err)
+            raise
+        if self._sweeper is None:
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
+
+    async def shutdown(self) -> None:
+        """Stop the sweeper; with a data directory, take the final snapshot and close the log."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
+        if self.ctx.journal is not None:
+            await self.ctx.journal.close()
 
     async def _sweep_forever(self) -> None:
         while True:
@@ -127,11 +146,12 @@ class DynamoApp:
             except Exception:  # keep sweeping; a bug here must not stop the server
                 log.exception("TTL sweep failed")
 
-    def respond(self, target: str | None, content_type: bytes | None, raw: bytes) -> tuple[int, bytes, bytes]:
+    def respond(self, target: str | None, content_type: bytes | None, raw: bytes,
+                ctx: Context | None = None) -> tuple[int, bytes, bytes]:
         """Answer one complete DynamoDB request body: (status, body, content type). Never raises."""
         if raw and content_type not in ACCEPTED_TYPES:
             return 404, NOT_FOUND_BODY, b"text/plain"
-        status, body = dispatch(self.ctx, target, raw)
+        status, body = dispatch(ctx or self.ctx, target, raw)
         return status, body, codec.JSON_TYPE
 
     async def _dynamo(self, scope, receive, send) -> None:

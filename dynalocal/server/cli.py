@@ -1,4 +1,4 @@
-"""The `dynalocal` command: parse options, build the app, serve it with uvicorn."""
+"""The `dynalocal` command: parse options, build the app, serve it (serve.HttpServer)."""
 from __future__ import annotations
 
 import argparse
@@ -38,8 +38,12 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
                              "them on a non-loopback bind; default: env DYNALOCAL_ADMIN_TOKEN)")
     parser.add_argument("--request-timeout", type=float, default=30.0,
                         help="seconds a client has to send a whole request (default 30)")
-    parser.add_argument("--keep-alive-timeout", type=int, default=5,
+    parser.add_argument("--keep-alive-timeout", type=float, default=5.0,
                         help="seconds an idle keep-alive connection stays open (default 5)")
+    parser.add_argument("--allowed-hosts", default="", metavar="NAMES",
+                        help="comma-separated Host names served besides localhost and IP addresses when bound to "
+                             "loopback (e.g. a compose service name; '*' allows any); a non-loopback --host "
+                             "serves any Host")
     parser.add_argument("--init", action="append", default=[], metavar="FILE",
                         help="at start, create the tables (and load the items) of a JSON seed file or a "
                              "CloudFormation/SAM template; may be repeated")
@@ -88,9 +92,8 @@ def main(argv: list[str] | None = None) -> None:
     if argv[:1] == ["repair"]:
         raise SystemExit(repair(argv[1:]))
     args = parse_args(argv)
-    import uvicorn
-
     from .app import create_app
+    from .serve import HttpServer, StartupFailed
 
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     ctx = Context(settings=Settings(host=args.host, port=args.port, throttling=args.throttling,
@@ -116,23 +119,17 @@ def main(argv: list[str] | None = None) -> None:
             ctx.startup.append(seed_hook(ctx, args.init))
         except SeedError as err:
             raise SystemExit(f"dynalocal: cannot use --init {err}") from None
-    server = uvicorn.Server(server_config(create_app(ctx), args.host, args.port, args.log_level,
-                                         args.request_timeout, args.keep_alive_timeout))
+    server = HttpServer(create_app(ctx), args.host, args.port, request_timeout=args.request_timeout,
+                        keep_alive_timeout=args.keep_alive_timeout, allowed_hosts=allowed_hosts(args.allowed_hosts))
     try:
         server.run()
-    except KeyboardInterrupt:
-        pass
-    if not server.started:  # e.g. the port is taken: exit as uvicorn.run does
-        raise SystemExit(3)
+    except OSError as err:  # e.g. the port is taken
+        logging.getLogger("dynalocal").error("cannot listen on %s:%d: %s", args.host, args.port, err)
+        raise SystemExit(3) from None
+    except StartupFailed:  # a start-up hook failed (logged): exit as uvicorn did when its lifespan failed
+        raise SystemExit(3) from None
 
 
-def server_config(app, host: str, port: int, log_level: str = "info", request_timeout: float = 30.0,
-                  keep_alive_timeout: int = 5):
-    """The uvicorn configuration dynalocal serves with (the CLI's, and the tests' live servers)."""
-    import uvicorn
-
-    from .protocol import dynamo_protocol
-
-    return uvicorn.Config(app, host=host, port=port, log_level=log_level, access_log=False, loop="uvloop",
-                          http=dynamo_protocol(app, request_timeout), lifespan="on",
-                          timeout_keep_alive=keep_alive_timeout, ws="none")  # no websockets: ~25 ms of imports
+def allowed_hosts(value: str) -> list[str]:
+    """--allowed-hosts: names separated by commas (or spaces)."""
+    return [name for name in value.replace(",", " ").split() if name]

@@ -82,6 +82,7 @@ class Durability:
         self._control: dict[str, bool] = {}  # target -> whether it may change metadata
         self._snapshot_lock = asyncio.Lock()
         self._snapshot_task: asyncio.Task | None = None
+        self._snapshot_retry = 0  # after a failed snapshot: the log size at which to try again
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock_fd: int | None = None
         for name, entry in self.db.tables.items():
@@ -159,8 +160,14 @@ class Durability:
         self._group, self._group_undo = [], []
         self._flush_orphans()
 
-    async def commit(self, target: str | None, raw: bytes, status: int, body: bytes) -> tuple[int, bytes]:
-        """Close the request's group, log it, and wait until it (and all before it) is durable."""
+    def seal(self, target: str | None, raw: bytes, status: int,
+             body: bytes) -> tuple[int, bytes, asyncio.Future | None]:
+        """Close the request's group and log it: the answer, and the fsync future to wait for
+        before sending it (None when everything it may have seen is already durable).
+
+        The HTTP layer calls this inline and writes the answer from the future's callback
+        (see `settled`), so a journaled request costs no task of its own.
+        """
         group, self._group = self._group or [], None
         changes, self._group_undo = self._group_undo, []
         try:
@@ -180,14 +187,32 @@ class Durability:
                     raise
             else:
                 position = self.commits.writer.position
-            future = self.commits.waiter(position)
-            if future is not None:
-                await future  # a failed sync has undone this group (and every one after the last good sync)
+            # A failed sync undoes this group (and every one after the last good sync); `settled` then answers 500.
+            return status, body, self.commits.waiter(position)
         except Exception:  # not durable: no one sees the change, and the client is told so
             log.exception("write-ahead log failure")
-            failure = InternalServerError("The write could not be made durable")
-            return failure.status, codec.error_body(failure)
-        return status, body
+            return (*self._not_durable(), None)
+
+    def settled(self, durable: asyncio.Future, status: int, body: bytes) -> tuple[int, bytes]:
+        """The answer to send once a request's fsync future is done: its own, or a 500 if the fsync failed."""
+        error = durable.exception() if not durable.cancelled() else asyncio.CancelledError()
+        if error is None:
+            return status, body
+        log.error("write-ahead log failure: %s", error)
+        return self._not_durable()
+
+    @staticmethod
+    def _not_durable() -> tuple[int, bytes]:
+        failure = InternalServerError("The write could not be made durable")
+        return failure.status, codec.error_body(failure)
+
+    async def commit(self, target: str | None, raw: bytes, status: int, body: bytes) -> tuple[int, bytes]:
+        """`seal`, then wait until the group (and all before it) is durable."""
+        status, body, durable = self.seal(target, raw, status, body)
+        if durable is None:
+            return status, body
+        await asyncio.wait((durable,))
+        return self.settled(durable, status, body)
 
     def _undo(self, changes: list[Undo]) -> None:
         """Undo one group's changes in memory (as ROLLBACK mutations, which are not logged)."""
@@ -261,8 +286,8 @@ class Durability:
         if position > self.commits.durable:
             pending.append((position, changes))
         self.log_bytes += position - before
-        if self.log_bytes >= max(self.snapshot_min_bytes, self.snapshot_bytes // 4) and self._snapshot_task is None \
-                and self._loop is not None:
+        if self.log_bytes >= max(self.snapshot_min_bytes, self.snapshot_bytes // 4, self._snapshot_retry) \
+                and self._snapshot_task is None and self._loop is not None:
             self._snapshot_task = self._loop.create_task(self._background_snapshot())
         return position
 
@@ -271,8 +296,10 @@ class Durability:
     async def _background_snapshot(self) -> None:
         try:
             await self.snapshot()
-        except Exception:  # the log still holds everything; try again at the next threshold
+            self._snapshot_retry = 0
+        except Exception:  # the log still holds everything; try again once as much log again is written
             log.exception("snapshot failed")
+            self._snapshot_retry = self.log_bytes + max(self.snapshot_min_bytes, self.snapshot_bytes // 4)
         finally:
             self._snapshot_task = None
 
@@ -311,9 +338,15 @@ class Durability:
                 await self._snapshot_task
             self._flush_orphans()
             if self.log_bytes > 0:
-                await self.snapshot()
+                try:
+                    await self.snapshot()
+                except OSError:  # e.g. a full disk: the log still holds everything, start-up replays it
+                    log.exception("final snapshot failed; the write-ahead log keeps every write")
         finally:
-            self.commits.close()
+            try:
+                self.commits.close()
+            except OSError:
+                log.exception("closing the write-ahead log failed")
             if self._lock_fd is not None:
                 os.close(self._lock_fd)  # releases the directory lock
                 self._lock_fd = None

@@ -1,6 +1,7 @@
 """Input shapes of the DynamoDB (and DynamoDB Streams) service model, in a compact form.
 
-The botocore model is read once (orjson straight from botocore's `service-2.json.gz`, ~5 ms,
+The service model is read once (orjson straight from the `service-2.json.gz` copy shipped in
+`models/`, taken from MODEL_SOURCE, so that a newer botocore cannot change validation; ~5 ms,
 no botocore session) and each operation's input shape is turned into a tree of `Node`s holding
 only what request validation needs: the JSON kind, constraints, members in check order and the
 Java type name DynamoDB's deserializer would report. `validation.py` compiles these trees into
@@ -96,18 +97,14 @@ def _java_pattern(pattern: str) -> re.Pattern:
     return re.compile(py, re.ASCII)
 
 
+MODEL_SOURCE = "botocore 1.44.5"  # where the shipped models/*.json.gz come from (see models/README.md)
+MODELS = os.path.join(os.path.dirname(os.path.abspath(__file__)), "models")
+
+
 def load_model(service: str) -> dict:
-    """The botocore service model as plain dicts (no botocore import: it costs ~100 ms)."""
-    import importlib.util
-    spec = importlib.util.find_spec("botocore")
-    root = os.path.join(os.path.dirname(spec.origin), "data", service)
-    version = sorted(os.listdir(root))[-1]
-    base = os.path.join(root, version, "service-2.json")
-    if os.path.exists(base + ".gz"):
-        with open(base + ".gz", "rb") as f:
-            return orjson.loads(_gunzip(f.read()))
-    with open(base, "rb") as f:
-        return orjson.loads(f.read())
+    """The shipped service model (`dynamodb`, `dynamodbstreams`) as plain dicts (no botocore import: ~100 ms)."""
+    with open(os.path.join(MODELS, f"{service}.json.gz"), "rb") as f:
+        return orjson.loads(_gunzip(f.read()))
 
 
 def _gunzip(data: bytes) -> bytes:

@@ -126,18 +126,22 @@ def write(image: Image, directory: Path, generation: int) -> int:
     """Write the image as snapshot `generation` (atomically); return the file size."""
     final = snapshot_path(directory, generation)
     temp = final.with_name(final.name + ".tmp")
-    with open(temp, "wb") as out:
-        out.write(MAGIC)
-        for table in image.tables:
-            raw_name = table.name.encode()
-            out.write(frame(b"M" + _U16.pack(len(raw_name)) + raw_name + table.meta))
-            for index, keys, records in table.chunks:
-                for chunk in _chunk_frames(index, keys, records):
-                    out.write(chunk)
-        out.write(frame(b"E" + _END.pack(len(image.tables), image.items)))
-        out.flush()
-        os.fsync(out.fileno())
-        size = out.tell()
+    try:
+        with open(temp, "wb") as out:
+            out.write(MAGIC)
+            for table in image.tables:
+                raw_name = table.name.encode()
+                out.write(frame(b"M" + _U16.pack(len(raw_name)) + raw_name + table.meta))
+                for index, keys, records in table.chunks:
+                    for chunk in _chunk_frames(index, keys, records):
+                        out.write(chunk)
+            out.write(frame(b"E" + _END.pack(len(image.tables), image.items)))
+            out.flush()
+            os.fsync(out.fileno())
+            size = out.tell()
+    except OSError:  # e.g. a full disk: give the space of the unfinished file back at once
+        temp.unlink(missing_ok=True)
+        raise
     os.replace(temp, final)
     fsync_directory(directory)
     return size

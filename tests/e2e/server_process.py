@@ -13,7 +13,7 @@ from pathlib import Path
 import boto3
 from botocore.config import Config
 
-from conftest import free_port
+from conftest import TEST_HOSTS, free_port
 
 
 class ServerProcess:
@@ -28,7 +28,8 @@ class ServerProcess:
         self.proc: subprocess.Popen | None = None
 
     def start(self, timeout: float = 60.0) -> "ServerProcess":
-        command = [sys.executable, "-m", "dynalocal", "--port", str(self.port), "--log-level", "info", *self.args]
+        command = [sys.executable, "-m", "dynalocal", "--port", str(self.port), "--log-level", "info",
+                   "--allowed-hosts", ",".join(TEST_HOSTS), *self.args]
         if self.data_dir is not None:
             command += ["--data-dir", str(self.data_dir)]
         with open(self.log_path, "ab") as log:

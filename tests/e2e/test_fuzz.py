@@ -127,6 +127,13 @@ TEMPLATES: dict[str, list[dict]] = {
     "UpdateContributorInsights": [{"TableName": "fuzz-range", "ContributorInsightsAction": "ENABLE"}],
     "ListContributorInsights": [{"TableName": "fuzz-range", "MaxResults": 5}],
     "DescribeKinesisStreamingDestination": [{"TableName": "fuzz-range"}],
+    "ExecuteStatement": [{"Statement": 'SELECT * FROM "fuzz-range" WHERE pk = ? AND sk = ?',
+                          "Parameters": [{"S": "p1"}, {"N": "1"}]},
+                         {"Statement": 'UPDATE "fuzz-hash" SET v = ? WHERE id = ?', "Parameters": [{"S": "z"}, {"S": "i1"}]}],
+    "BatchExecuteStatement": [{"Statements": [{"Statement": 'SELECT * FROM "fuzz-hash" WHERE id = ?',
+                                               "Parameters": [{"S": "i0"}]}]}],
+    "ExecuteTransaction": [{"TransactStatements": [{"Statement": 'DELETE FROM "fuzz-range" WHERE pk = ? AND sk = ?',
+                                                    "Parameters": [{"S": "p1"}, {"N": "1"}]}]}],
 }
 FALLBACK = [{"TableName": "fuzz-range", "Key": KEY, "Item": ITEM}]  # for operations added after this test
 

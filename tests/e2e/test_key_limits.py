@@ -123,3 +123,17 @@ def test_the_prefix_cache_is_bounded_in_bytes(monkeypatch):
         assert schema.partition_prefix(value).endswith(value.encode())
         assert schema._prefixes.bytes <= 64 * 1024
     assert sum(len(k) + len(v) for k, v in schema._prefixes.items()) <= 64 * 1024
+
+
+@pytest.mark.parametrize("pk", [HUGE, BIG_HASH], ids=["3MB", "2050B"])
+def test_partiql_key_values_are_checked_by_the_same_limits(ddb, server, tables, pk):
+    for statement, parameters in [(f'SELECT * FROM "{tables}" WHERE pk = ?', [{"S": pk}]),
+                                  (f'SELECT * FROM "{tables}" WHERE pk = ? AND sk = ?', [{"S": pk}, {"S": "1"}]),
+                                  (f'DELETE FROM "{tables}" WHERE pk = ? AND sk = ?', [{"S": pk}, {"S": "1"}]),
+                                  (f'UPDATE "{tables}" SET v = 1 WHERE pk = ? AND sk = ?', [{"S": pk}, {"S": "1"}])]:
+        with pytest.raises(ClientError) as err:
+            ddb.execute_statement(Statement=statement, Parameters=parameters)
+        assert err.value.response["Error"]["Code"] == "ValidationException", statement
+        assert err.value.response["Error"]["Message"] == HASH_MESSAGE, statement
+    assert pk not in server.ctx.db.tables[tables].table.schema._prefixes
+    assert ddb.scan(TableName=tables)["Count"] == 1

@@ -1,0 +1,65 @@
+"""The benchmark's tables: throughput and CPU per request, and the issue's target ratios (goal, measured, met)."""
+from __future__ import annotations
+
+from workloads import WRITES
+
+MEMORY, OFF, DATA, DATA_OFF = "dynalocal", "dynalocal-off", "dynalocal-data", "dynalocal-data-off"
+FLOOR, DDB_LOCAL = "bare-protocol", "dynamodb-local"
+
+
+def print_throughput(results: dict, names: list[str]) -> None:
+    """requests/s (p50/p99 ms) and server CPU µs per request, per workload and target."""
+    print("\n| workload | " + " | ".join(f"{n} req/s (p50/p99 ms) [CPU µs/req]" for n in names) + " |")
+    print("|" + "---|" * (1 + len(names)))
+    for workload, by_target in results.items():
+        cells = []
+        for n in names:
+            r = by_target[n]
+            cell = f"{r['rps']:.0f} ({r['p50_ms']:.2f}/{r['p99_ms']:.2f}) [{r['cpu_us']:.0f}]"
+            cells.append(cell + (f" {r['errors']} errors" if r["errors"] else ""))
+        print(f"| {workload} | " + " | ".join(cells) + " |")
+
+
+def _ratio(a: float | None, b: float | None) -> float | None:
+    return a / b if a and b else None
+
+
+def targets(results: dict, memory: dict | None) -> list[tuple[str, float | None, str, bool | None]]:
+    """(what, measured ratio, goal, met) for every target the issue sets, from this run's medians."""
+    rows: list[tuple[str, float | None, str, bool | None]] = []
+
+    def add(what: str, value: float | None, goal: str, ok) -> None:
+        rows.append((what, value, goal, None if value is None else ok(value)))
+
+    for workload, by in results.items():
+        if DDB_LOCAL in by:
+            add(f"{workload}: dynalocal / DynamoDB Local (req/s, default options)",
+                _ratio(by[MEMORY]["rps"], by[DDB_LOCAL]["rps"]), ">= 5", lambda v: v >= 5)
+    if "GetItem" in results and FLOOR in results["GetItem"]:
+        by = results["GetItem"]
+        add("GetItem in memory: server CPU per request / bare-protocol floor",
+            _ratio(by[MEMORY]["cpu_us"], by[FLOOR]["cpu_us"]), "<= 1.5", lambda v: v <= 1.5)
+    for workload in WRITES:
+        by = results.get(workload, {})
+        if DATA in by:
+            add(f"{workload}: --data-dir --sync batch / in memory (req/s, 16 connections)",
+                _ratio(by[DATA]["rps"], by[MEMORY]["rps"]), ">= 0.8", lambda v: v >= 0.8)
+    if memory and "query_latency_ratio_1m_1k" in memory:
+        add("Query(100): cost on 1M items / on 1k items (p50 latency, 1 connection)",
+            memory["query_latency_ratio_1m_1k"], "<= 1.2", lambda v: v <= 1.2)
+    for workload, by in results.items():
+        if OFF in by:
+            add(f"{workload}: --throttling enforce / off (req/s)", _ratio(by[MEMORY]["rps"], by[OFF]["rps"]),
+                ">= 0.9", lambda v: v >= 0.9)
+    return rows
+
+
+def print_targets(rows: list[tuple[str, float | None, str, bool | None]]) -> None:
+    print("\n| target | measured | goal | met |")
+    print("|---|---|---|---|")
+    for what, value, goal, ok in rows:
+        shown = "n/a" if value is None else f"{value:.2f}"
+        print(f"| {what} | {shown} | {goal} | {'n/a' if ok is None else ('yes' if ok else '**no**')} |")
+    missed = [r for r in rows if r[3] is False]
+    print(f"\n{len(rows) - len(missed)} of {len(rows)} targets met" + (
+        "; missed: " + "; ".join(r[0] for r in missed) if missed else ""))
