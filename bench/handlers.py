@@ -4,8 +4,10 @@
 
 Builds the tables of `bench/workloads.py` (64 partitions, ~200-byte items, a 100-items-per-key
 Query table) in one Context per throttling mode, then times GetItem, PutItem, UpdateItem
-`SET #c = #c + :one`, Query(100) and their PartiQL SELECT equivalents over random keys (PutItem's are new in the first run and
-overwritten in later ones) two ways: through
+`SET #c = #c + :one`, Query(100), PutItem+stream (PutItem on a table whose stream is
+enabled, NEW_AND_OLD_IMAGES: the cost of a stream is its ratio to PutItem) and the PartiQL
+SELECTs equivalent to GetItem and Query(100) (PQ ...) over random keys
+(PutItem's are new in the first run and overwritten in later ones) two ways: through
 `dynalocal.server.app.dispatch` (JSON decode, validation, handler, encoding; no HTTP) and by
 calling the handler on an already decoded body. Each figure is the min over `--repeats` runs
 of the mean CPU µs (process time, so other processes on a shared machine matter less) per
@@ -47,12 +49,12 @@ def _call(ctx: Context, op: str, body: dict) -> None:
         raise RuntimeError(out.decode())
 
 
-def _create(ctx: Context, name: str, keys: list[tuple[str, str, str]]) -> None:
+def _create(ctx: Context, name: str, keys: list[tuple[str, str, str]], **extra) -> None:
     _call(ctx, "CreateTable", {
         "TableName": name, "BillingMode": "PAY_PER_REQUEST",
         "KeySchema": [{"AttributeName": n, "KeyType": k} for n, _, k in keys],
         "AttributeDefinitions": [{"AttributeName": n, "AttributeType": t} for n, t, _ in keys],
-        "Tags": [{"Key": "dynalocal:partitions", "Value": PARTITIONS}]})
+        "Tags": [{"Key": "dynalocal:partitions", "Value": PARTITIONS}], **extra})
 
 
 def _load(ctx: Context, name: str, items) -> None:
@@ -66,6 +68,8 @@ def build(mode: str) -> Context:
     ctx = Context(settings=Settings(throttling=mode), clock=itertools.count(1000.0, 1e-4).__next__)
     _create(ctx, "bench_get", [("pk", "S", "HASH")])
     _create(ctx, "bench_put", [("pk", "S", "HASH")])
+    _create(ctx, "bench_put_stream", [("pk", "S", "HASH")],
+            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"})
     _create(ctx, "bench_upd", [("pk", "S", "HASH")])
     _create(ctx, "bench_query", [("pk", "S", "HASH"), ("sk", "N", "RANGE")])
     _load(ctx, "bench_get", ({"pk": {"S": f"item-{i:06d}"}, "payload": {"S": PAYLOAD}, "n": {"N": str(i)}}
@@ -81,17 +85,18 @@ def bodies(op: str, count: int, rng: random.Random) -> list[dict]:
     if op == "GetItem":
         return [{"TableName": "bench_get", "Key": {"pk": {"S": f"item-{rng.randrange(GET_ITEMS):06d}"}}}
                 for _ in range(count)]
-    if op == "PutItem":
-        return [{"TableName": "bench_put", "Item": {"pk": {"S": f"p-{rng.randrange(10**9)}"},
+    if op in ("PutItem", "PutItem+stream"):
+        table = "bench_put" if op == "PutItem" else "bench_put_stream"
+        return [{"TableName": table, "Item": {"pk": {"S": f"p-{rng.randrange(10**9)}"},
                                                     "payload": {"S": PAYLOAD}}} for _ in range(count)]
     if op == "UpdateItem":
         return [{"TableName": "bench_upd", "Key": {"pk": {"S": f"c-{rng.randrange(COUNTERS):04d}"}},
                  "UpdateExpression": "SET #c = #c + :one", "ExpressionAttributeNames": {"#c": "c"},
                  "ExpressionAttributeValues": {":one": {"N": "1"}}} for _ in range(count)]
-    if op == "PartiQL GetItem":
+    if op == "PQ GetItem":
         return [{"Statement": 'SELECT * FROM "bench_get" WHERE pk = ?',
                  "Parameters": [{"S": f"item-{rng.randrange(GET_ITEMS):06d}"}]} for _ in range(count)]
-    if op == "PartiQL Query":
+    if op == "PQ Query(100)":
         return [{"Statement": 'SELECT * FROM "bench_query" WHERE pk = ?',
                  "Parameters": [{"S": f"p-{rng.randrange(QUERY_KEYS):04d}"}]} for _ in range(count)]
     return [{"TableName": "bench_query", "KeyConditionExpression": "pk = :p",
@@ -99,9 +104,11 @@ def bodies(op: str, count: int, rng: random.Random) -> list[dict]:
             for _ in range(count)]
 
 
-OPERATIONS = {"GetItem": "GetItem", "PutItem": "PutItem", "UpdateItem": "UpdateItem", "Query(100)": "Query",
-              "PQ GetItem": "ExecuteStatement", "PQ Query(100)": "ExecuteStatement"}
-BODIES = {"PQ GetItem": "PartiQL GetItem", "PQ Query(100)": "PartiQL Query"}  # workload -> bodies() kind
+# workload -> operation; "PutItem+stream" writes to a table with a NEW_AND_OLD_IMAGES stream
+# (compare it with "PutItem" for the cost of an enabled stream); "PQ ..." are the PartiQL
+# SELECTs equivalent to GetItem and Query(100) (compare them with those for PartiQL's cost).
+OPERATIONS = {"GetItem": "GetItem", "PutItem": "PutItem", "PutItem+stream": "PutItem", "UpdateItem": "UpdateItem",
+              "Query(100)": "Query", "PQ GetItem": "ExecuteStatement", "PQ Query(100)": "ExecuteStatement"}
 
 
 def time_dispatch(ctx: Context, op: str, raws: list[bytes]) -> float:
@@ -137,12 +144,12 @@ def main() -> None:
     chosen = [w for w in OPERATIONS if not only or w in only or OPERATIONS[w] in only]
     contexts = {mode: build(mode) for mode in MODES}
     rng = random.Random(7)
-    print(f"{'workload':<12} {'dispatch enforce':>17} {'dispatch off':>13} {'ratio':>6} "
+    print(f"{'workload':<14} {'dispatch enforce':>17} {'dispatch off':>13} {'ratio':>6} "
           f"{'handler enforce':>16} {'handler off':>12} {'ratio':>6}   (µs per call, min of {args.repeats})")
     for name in chosen:
         op = OPERATIONS[name]
         handler = HANDLERS[op]
-        raw = [orjson.dumps(b) for b in bodies(BODIES.get(name, op), args.calls, rng)]
+        raw = [orjson.dumps(b) for b in bodies(name, args.calls, rng)]
         best = {(kind, mode): float("inf") for kind in ("dispatch", "handler") for mode in MODES}
         for mode in MODES:  # warm-up: caches, compiled expressions, meters
             time_dispatch(contexts[mode], op, raw[:500])
@@ -155,7 +162,7 @@ def main() -> None:
                 best["handler", mode] = min(best["handler", mode], time_handler(ctx, handler, decoded))
         d_on, d_off = best["dispatch", "enforce"], best["dispatch", "off"]
         h_on, h_off = best["handler", "enforce"], best["handler", "off"]
-        print(f"{name:<12} {d_on:17.2f} {d_off:13.2f} {d_on / d_off:6.3f} {h_on:16.2f} {h_off:12.2f} "
+        print(f"{name:<14} {d_on:17.2f} {d_off:13.2f} {d_on / d_off:6.3f} {h_on:16.2f} {h_off:12.2f} "
               f"{h_on / h_off:6.3f}")
 
 

@@ -18,7 +18,7 @@ from ..errors import (DynamoError, InternalServerError, SerializationException,
                       UnknownOperationException)
 from . import codec
 from .context import Context
-from .handlers import HANDLERS, KNOWN_OPERATIONS
+from .handlers import HANDLERS, KNOWN_OPERATIONS, STREAM_HANDLERS, STREAMS_PREFIX
 from .handlers.ttl import sweep_expired
 from .validation import validate
 
@@ -37,9 +37,13 @@ def dispatch(ctx: Context, target: str | None, raw: bytes) -> tuple[int, bytes]:
     except orjson.JSONDecodeError:
         return _error(SerializationException())
     operation = target[18:] if target and target.startswith(TARGET_PREFIXES) else None
-    if operation not in KNOWN_OPERATIONS:
+    if operation in KNOWN_OPERATIONS:
+        handler = HANDLERS.get(operation)
+    elif target and target.startswith(STREAMS_PREFIX) and target[25:] in STREAM_HANDLERS:
+        operation = target[25:]
+        handler = STREAM_HANDLERS[operation]
+    else:
         return _error(UnknownOperationException())
-    handler = HANDLERS.get(operation)
     try:
         if not isinstance(body, dict):
             raise SerializationException() if body is None else SerializationException(

@@ -4,6 +4,7 @@ from __future__ import annotations
 import argparse
 import logging
 import os
+import sys
 
 from .context import Context, Settings
 
@@ -86,11 +87,13 @@ def repair(argv: list[str]) -> int:
 
 
 def main(argv: list[str] | None = None) -> None:
-    import sys
-
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["repair"]:
         raise SystemExit(repair(argv[1:]))
+    if argv[:1] == ["streams"]:  # a client tool: `dynalocal streams tail TABLE`
+        from .streams_tail import main as streams_main
+
+        raise SystemExit(streams_main(argv[1:]))
     args = parse_args(argv)
     from .app import create_app
     from .serve import HttpServer, StartupFailed

@@ -71,6 +71,7 @@ class Context(_Record):
                  startup: list | None = None,  # async callables run once at server start, before serving
                  ) -> None:
         self.db = Database() if db is None else db
+        self.db.streams.clock = wall_clock  # stream record times, retention and iterator expiry
         self.settings = Settings() if settings is None else settings
         self.capacity = Capacity(self.settings, clock) if capacity is None else capacity
         self.wall_clock = wall_clock

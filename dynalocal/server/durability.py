@@ -32,7 +32,9 @@ from ..storage.snapshot import Image, SnapshotError, snapshots, write
 from ..storage.table import Table
 from ..storage.tablemeta import encode_meta
 from ..storage.ttl import ExpiryIndex
-from ..storage.wal import DELETE, DROP, META, PUT, Entry, LogWriter, encode_group, segments
+from ..storage.streamlog import remove_older as remove_older_streams
+from ..storage.streamlog import write_snapshot as write_streams
+from ..storage.wal import DELETE, DROP, META, PUT, STREAM, Entry, LogWriter, encode_group, segments
 from . import codec
 from .context import Context
 from .groupcommit import GroupCommit
@@ -89,6 +91,7 @@ class Durability:
             self._track(name, entry, encode_meta(entry))
             if entry.ttl_attribute is not None:
                 ctx.expiry[name] = ExpiryIndex(entry.table, entry.ttl_attribute)
+        self.db.streams.sink = self.on_stream
 
     @classmethod
     def open(cls, ctx: Context) -> "Durability":
@@ -128,6 +131,15 @@ class Durability:
         new = m.new
         group.append((PUT, table.name, m.key, new) if new is not None else (DELETE, table.name, m.key, None))  # type: ignore[union-attr]
         changes.append(item_undo(table, m.key, m.old))  # type: ignore[arg-type]
+
+    def on_stream(self, arn: str, event: bytes) -> None:
+        """Stream registry sink: record one stream event in the open group, after its item write."""
+        group = self._group
+        if group is None:
+            group = self._orphans
+            if not group:
+                self._schedule_orphans()
+        group.append((STREAM, arn, event, None))
 
     def _schedule_orphans(self) -> None:
         try:
@@ -309,11 +321,15 @@ class Durability:
             generation = self.commits.writer.generation + 1
             self.commits.rotate(generation)
             self.log_bytes = 0
+            streams = self.db.streams.capture()  # exact as of the rotation; replay tolerates the overlap
             image = Image()
             for _ in image.capture(self.db):
                 await asyncio.sleep(0)
             loop = asyncio.get_running_loop()
+            # Streams first: a snapshot file without its stream file must not supersede the log.
+            await loop.run_in_executor(None, write_streams, streams, self.directory, generation)
             self.snapshot_bytes = await loop.run_in_executor(None, write, image, self.directory, generation)
+            remove_older_streams(self.directory, generation)
             for old, path in snapshots(self.directory) + segments(self.directory):
                 if old < generation:
                     path.unlink(missing_ok=True)
@@ -380,6 +396,7 @@ def drop_all(ctx: Context) -> int:
     for name in names:
         ctx.db.drop(name)
     ctx.expiry.clear()
+    ctx.db.streams.clear()
     tokens = getattr(ctx, "tokens", None)  # transaction idempotency tokens refer to the dropped data
     if tokens is not None:
         tokens.clear()

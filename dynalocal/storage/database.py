@@ -11,6 +11,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from .keys import KeySchema
+from .streams import StreamRegistry
 from .table import Table
 
 ACCOUNT = "000000000000"
@@ -54,6 +55,7 @@ class Database:
 
     def __init__(self) -> None:
         self.tables: dict[str, TableEntry] = {}
+        self.streams = StreamRegistry()  # DynamoDB Streams, kept apart: they outlive their tables
 
     def create(self, name: str, schema: KeySchema, partitions: int = 1, **meta: Any) -> TableEntry:
         entry = TableEntry(table=Table(name, schema, partitions), **meta)

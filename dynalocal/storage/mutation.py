@@ -74,4 +74,23 @@ class Mutation:
         old, new = self.old, self.new
         if old is None or new is None:
             return old is not new
-        return old[0] != new[0] and self.old_item != self.new_item
+        return old[0] != new[0] and self.old_item != self.new_item and not same_value({"M": self.old_item},
+                                                                                      {"M": self.new_item})
+
+
+_SETS = ("SS", "NS", "BS")
+
+
+def same_value(a: dict, b: dict) -> bool:
+    """Whether two AttributeValues are equal as DynamoDB sees them (sets are unordered)."""
+    if a.keys() != b.keys():
+        return False
+    ((tag, x),) = a.items()
+    y = b[tag]
+    if tag in _SETS:
+        return len(x) == len(y) and set(x) == set(y)
+    if tag == "M":
+        return x.keys() == y.keys() and all(same_value(v, y[k]) for k, v in x.items())
+    if tag == "L":
+        return len(x) == len(y) and all(map(same_value, x, y))
+    return x == y

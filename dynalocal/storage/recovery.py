@@ -22,7 +22,9 @@ from .partition import Record
 from .snapshot import load, snapshots
 from .table import Table
 from .tablemeta import rebuild_indexes, restore_meta
-from .wal import DELETE, DROP, MAGIC, META, PUT, Entry, decode_group, scan_segment, segments
+from .streamlog import load_snapshot as load_streams
+from .streamlog import remove_older as remove_older_streams
+from .wal import DELETE, DROP, MAGIC, META, PUT, STREAM, Entry, decode_group, scan_segment, segments
 
 log = logging.getLogger("dynalocal.durability")
 
@@ -80,6 +82,8 @@ class Replayer:
                 if changes is None:
                     changes = pending[name] = {}
                 changes[a] = b  # type: ignore[index]
+            elif kind == STREAM:  # independent of item coalescing: replayed in log order, idempotently
+                self.db.streams.replay(name, a)  # type: ignore[arg-type]
             else:
                 self.flush()
                 if kind == META:
@@ -156,6 +160,7 @@ def _recover(directory: Path, db: Database) -> Recovery:
         result.snapshot, path = base, snaps[-1][1]
         result.snapshot_bytes = path.stat().st_size
         _, result.snapshot_items = load(path, db)
+        load_streams(directory, base, db.streams)
     segs = [(g, p) for g, p in segments(directory) if base is None or g >= base]
     replayer = Replayer(db)
     empty: list[Path] = []
@@ -188,6 +193,9 @@ def _recover(directory: Path, db: Database) -> Recovery:
         path.unlink()  # superseded by the newest snapshot
     for entry in db.tables.values():
         rebuild_indexes(entry)
+    db.streams.resume({name: entry.table for name, entry in db.tables.items()})
+    if base is not None:
+        remove_older_streams(directory, base)
     generations = [g for g, _ in segs] + ([base] if base is not None else [])
     result.next_generation = max(generations) + 1 if generations else 0
     result.seconds = time.perf_counter() - started

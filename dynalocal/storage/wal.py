@@ -11,7 +11,8 @@ sequence of records, each a fixed header then its byte fields:
     kind (u8) | len(name) (u16) | len(a) (u32) | len(b) (u32) | size (u32) | name | a | b
 
 PUT: a = encoded key, b = item JSON, size = item size; DELETE: a = key; META: a = the
-table's metadata JSON; DROP: no fields. Scanning stops at the first frame that is short,
+table's metadata JSON; DROP: no fields; STREAM: name = a stream ARN, a = a stream event
+(storage.streamlog). Scanning stops at the first frame that is short,
 empty or fails its checksum. If no intact frame follows it, that frame and everything after
 it are a torn tail (a write cut short by a crash); if one does, the log is damaged inside
 (`Scan.resume` says where intact frames start again).
@@ -31,10 +32,10 @@ from .partition import Record
 MAGIC = b"DLWAL\x00\x01\n"
 FRAME = struct.Struct("<II")
 RECORD = struct.Struct("<BHIII")
-PUT, DELETE, META, DROP = 1, 2, 3, 4
+PUT, DELETE, META, DROP, STREAM = 1, 2, 3, 4, 5
 _SEGMENT = re.compile(r"wal-(\d{8})\.log")
-# Where a group frame may start: a frame header, then a record's kind (1..4) and a name length below 256.
-_CANDIDATE = re.compile(rb"(?=.{8}[\x01-\x04][\x01-\xff]\x00)", re.DOTALL)
+# Where a group frame may start: a frame header, then a record's kind (1..5) and a name length below 256.
+_CANDIDATE = re.compile(rb"(?=.{8}[\x01-\x05][\x01-\xff]\x00)", re.DOTALL)
 # fdatasync also persists the file size (needed to read appended data back) but skips mtime: much cheaper.
 _datasync = getattr(os, "fdatasync", os.fsync)
 
@@ -93,7 +94,7 @@ def decode_group(payload: bytes) -> list[Entry]:
             pos += n
             if kind == PUT:
                 out.append((PUT, name, payload[pos:pos + la], (payload[pos + la:pos + la + lb], size)))
-            elif kind == DELETE or kind == META or kind == DROP:
+            elif kind == DELETE or kind == META or kind == DROP or kind == STREAM:
                 out.append((kind, name, payload[pos:pos + la], None))
             else:
                 raise ValueError(f"unknown record kind {kind}")

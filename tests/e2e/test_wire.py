@@ -61,12 +61,22 @@ def test_request_ids_are_unique(server):
 
 
 def test_boto3_sees_the_request_id_and_checks_the_crc(ddb):
-    # botocore retries a CRC mismatch and finally raises ChecksumError: a plain success proves the CRC.
-    response = ddb.list_tables()
+    # botocore retries a CRC mismatch and finally raises ChecksumError: a first-try success proves
+    # the CRC to botocore; the header is also checked against the body botocore received.
+    bodies: list[bytes] = []
+
+    def keep(http_response, **_) -> None:
+        bodies.append(http_response.content)
+
+    ddb.meta.events.register("after-call.dynamodb.ListTables", keep)
+    try:
+        response = ddb.list_tables()
+    finally:
+        ddb.meta.events.unregister("after-call.dynamodb.ListTables", keep)
     meta = response["ResponseMetadata"]
     assert REQUEST_ID.fullmatch(meta["RequestId"])
     assert meta["RetryAttempts"] == 0
-    assert int(meta["HTTPHeaders"]["x-amz-crc32"]) >= 0
+    assert len(bodies) == 1 and int(meta["HTTPHeaders"]["x-amz-crc32"]) == crc(bodies[0])
 
 
 @pytest.mark.parametrize("content_type", [

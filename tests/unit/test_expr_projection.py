@@ -79,7 +79,7 @@ def test_overlap_through_placeholders():
 
 
 def test_distinct_siblings_are_fine():
-    project("a.b[0], a.b[1], a.e")
+    assert project("a.b[0], a.b[1], a.e") == {"a": {"M": {"b": {"L": ITEM["a"]["M"]["b"]["L"]}, "e": {"S": "z"}}}}
 
 
 def test_attributes_to_get():

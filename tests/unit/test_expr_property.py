@@ -102,6 +102,19 @@ KINDS = [("ConditionExpression", "PutItem"), ("FilterExpression", "Scan"), ("Key
          ("ProjectionExpression", "GetItem"), ("UpdateExpression", "UpdateItem")]
 
 
+def _parenthesized(text: str) -> str:
+    """`text` in parentheses, unless it is one parenthesized group already (DynamoDB refuses
+    redundant parentheses)."""
+    stripped = text.strip()
+    depth = 0
+    for i, ch in enumerate(stripped):
+        depth += ch == "("
+        depth -= ch == ")"
+        if depth == 0 and i < len(stripped) - 1:
+            return f"({text})"
+    return text if stripped.startswith("(") and stripped.endswith(")") else f"({text})"
+
+
 def exercise(kind: int, text: str, names: dict | None, vals: dict | None, item: dict) -> None:
     param, operation = KINDS[kind]
     params = {param: text}
@@ -112,11 +125,18 @@ def exercise(kind: int, text: str, names: dict | None, vals: dict | None, item: 
     original = copy.deepcopy(item)
     try:
         compiled = compile_request(params, operation)
-        if compiled.condition:
-            assert compiled.condition.matches(item) in (True, False)
-            assert compiled.condition.matches(None) in (True, False)
+        if compiled.condition or compiled.filter:
+            # Conditions are two-valued (a comparison with a missing attribute is false), so
+            # NOT (c) must answer the opposite of c, on the item and on a missing item.
+            try:
+                negated = compile_request({**params, param: "NOT " + _parenthesized(text)}, operation)
+            except ValidationException as e:  # a valid condition stays valid negated
+                raise AssertionError(f"NOT ({text}) refused: {e.message}") from None
+            for target in (item, None) if compiled.condition else (item,):
+                got = (compiled.condition or compiled.filter).matches(target)
+                assert type(got) is bool
+                assert (negated.condition or negated.filter).matches(target) is (not got), (text, target)
         if compiled.filter:
-            assert compiled.filter.matches(item) in (True, False)
             compiled.filter.top_level
         if compiled.projection:
             assert isinstance(compiled.projection.apply(item), dict)

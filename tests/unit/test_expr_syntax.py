@@ -193,7 +193,9 @@ def test_syntax_error_wins_over_reserved_word():
 
 
 def test_function_names_are_not_reserved_checked():
-    cond("size(a) > :v")
+    compiled = compile_request({"ConditionExpression": "size(a) > :v", "ExpressionAttributeValues": {":v": {"N": "2"}}},
+                               "PutItem")  # `size` is a reserved word, yet fine as a function name
+    assert compiled.condition.matches({"a": {"S": "abc"}}) and not compiled.condition.matches({"a": {"S": "ab"}})
 
 
 def test_paths_parse_to_elements():

@@ -252,7 +252,9 @@ def test_overlap_through_placeholders():
 
 
 def test_reading_a_written_path_is_fine():
-    compile_update("SET a = a + :one, b = list_append(b, :l)")
+    result = compile_update("SET a = a + :one, b = list_append(b, :l)").apply(
+        {"pk": {"S": "k"}, "a": {"N": "1"}, "b": {"L": []}}, KEYS)
+    assert result.item == {"pk": {"S": "k"}, "a": {"N": "2"}, "b": {"L": [{"S": "new"}]}}
 
 
 def test_empty_set_values_are_rejected():

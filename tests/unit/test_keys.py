@@ -117,8 +117,10 @@ def test_range_key_size_limit():
 
 
 def test_number_keys_are_not_size_checked():
-    long_number = numbers.canonical("1e125")
-    KeySchema("pk", "N", "sk", "N").check_item({"pk": {"N": long_number}, "sk": {"N": long_number}})
+    long_number = numbers.canonical("1e125")  # the largest magnitude: 126 digits of canonical text
+    schema = KeySchema("pk", "N", "sk", "N")
+    key = schema.check_item({"pk": {"N": long_number}, "sk": {"N": long_number}})
+    assert key == schema.encode(long_number, long_number)
 
 
 # --- Order ---------------------------------------------------------------------------------

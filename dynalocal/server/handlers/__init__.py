@@ -61,8 +61,9 @@ def _lazy(operation: str, module: str, name: str) -> Handler:
         nonlocal real
         if real is None:
             real = getattr(import_module(f"{__name__}.{module}"), name)
-            if HANDLERS.get(operation) is handler:
-                HANDLERS[operation] = real
+            for table in (HANDLERS, STREAM_HANDLERS):
+                if table.get(operation) is handler:
+                    table[operation] = real
         return real(ctx, body)
 
     handler.__name__ = handler.__qualname__ = name
@@ -70,6 +71,13 @@ def _lazy(operation: str, module: str, name: str) -> Handler:
 
 
 HANDLERS.update((op, _lazy(op, module, name)) for op, (module, name) in LAZY.items())
+
+# The DynamoDB Streams API, served on the same port under its own target prefix.
+STREAMS_PREFIX = "DynamoDBStreams_20120810."
+STREAM_HANDLERS: dict[str, Handler] = {}
+STREAM_HANDLERS.update((op, _lazy(op, "streams", name)) for op, name in (
+    ("ListStreams", "list_streams"), ("DescribeStream", "describe_stream"),
+    ("GetShardIterator", "get_shard_iterator"), ("GetRecords", "get_records")))
 
 # Every operation DynamoDB has: known-but-unimplemented ones get a clear error, not "unknown".
 KNOWN_OPERATIONS = frozenset("""

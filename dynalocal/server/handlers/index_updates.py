@@ -123,9 +123,11 @@ def apply(entry: TableEntry, body: dict, definitions: list[dict]) -> None:
             spec = update["Update"]
             for gsi in entry.gsis:  # the partition count follows (storage.capacity, after apply)
                 if gsi["IndexName"] == spec["IndexName"]:
-                    for member in ("ProvisionedThroughput", "OnDemandThroughput", "WarmThroughput"):
+                    if spec.get("ProvisionedThroughput"):
+                        gsi["ProvisionedThroughput"] = spec["ProvisionedThroughput"]
+                    for member in ("OnDemandThroughput", "WarmThroughput"):  # members left out keep their value
                         if spec.get(member):
-                            gsi[member] = spec[member]
+                            gsi[member] = {**(gsi.get(member) or {}), **spec[member]}
 
 
 def finish(entry: TableEntry) -> None:

@@ -9,7 +9,7 @@ from ...storage.database import TableEntry
 from ...storage.index import build_indexes
 from ...storage.keys import KeySchema
 from ..context import Context
-from . import index_updates
+from . import index_updates, stream_spec
 from .common import control_table, new_table_name
 
 MAX_THROUGHPUT = 10**12
@@ -137,9 +137,10 @@ def create_table(ctx: Context, body: dict) -> dict:
         raise invalid(f"Some AttributeDefinitions are not used. AttributeDefinitions: [{', '.join(sorted(types))}], "
                       f"keys used: [{', '.join(sorted(used))}]")
     tags = body.get("Tags") or []
+    stream = stream_spec.check(body.get("StreamSpecification"))
     if name in ctx.db.tables:
         raise ResourceInUseException(f"Table already exists: {name}")
-    extra = {k: body[k] for k in ("StreamSpecification", "SSESpecification", "TableClass",
+    extra = {k: body[k] for k in ("SSESpecification", "TableClass",
                                   "DeletionProtectionEnabled", "OnDemandThroughput", "WarmThroughput") if k in body}
     entry = ctx.db.create(
         name, schema, key_schema=key_schema, attribute_definitions=definitions, billing_mode=billing,
@@ -147,6 +148,7 @@ def create_table(ctx: Context, body: dict) -> dict:
         tags={t["Key"]: t["Value"] for t in tags}, extra=extra)
     build_indexes(entry.table, gsis, lsis, definitions, billing)
     ctx.capacity.configure(entry)  # partition counts (table, LSIs, GSIs) and meters
+    stream_spec.apply(ctx, entry, stream if stream is not None and stream[0] else None)  # shards follow them
     # Tables are usable at once; the response shows CREATING as DynamoDB's does.
     return {"TableDescription": describe(entry, status="CREATING")}
 
@@ -178,8 +180,7 @@ def describe(entry: TableEntry, status: str | None = None, indexes: bool = True)
         out["OnDemandThroughput"] = on_demand_description(entry.extra.get("OnDemandThroughput"))
     if "TableClass" in entry.extra:
         out["TableClassSummary"] = {"TableClass": entry.extra["TableClass"]}
-    if "StreamSpecification" in entry.extra and entry.extra["StreamSpecification"].get("StreamEnabled"):
-        out["StreamSpecification"] = entry.extra["StreamSpecification"]
+    stream_spec.describe(entry, out)
     if indexes and entry.gsis:
         out["GlobalSecondaryIndexes"] = [_describe_gsi(entry, gsi, creating=status == "CREATING") for gsi in entry.gsis]
     if indexes and entry.lsis:
@@ -244,6 +245,7 @@ def delete_table(ctx: Context, body: dict) -> dict:
     entry = control_table(ctx, body["TableName"])
     if entry.extra.get("DeletionProtectionEnabled"):
         raise ValidationException(f"Table '{entry.name}' can't be deleted while DeletionProtectionEnabled is set to True")
+    stream_spec.disable(ctx, entry)  # its stream stays readable for 24 hours
     ctx.db.drop(entry.name)
     ctx.capacity.forget(entry.name)
     return {"TableDescription": describe_deleted(entry)}
@@ -271,6 +273,7 @@ def update_table(ctx: Context, body: dict) -> dict:
                                   "GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required")
     billing = body.get("BillingMode", entry.billing_mode)
     definitions = index_updates.check(entry, body, billing)
+    stream = stream_spec.check_update(entry, body.get("StreamSpecification"))
     pt = body.get("ProvisionedThroughput")
     if billing == "PAY_PER_REQUEST":
         if pt is not None:
@@ -302,7 +305,7 @@ def update_table(ctx: Context, body: dict) -> dict:
     if billing == "PAY_PER_REQUEST":  # on-demand indexes show 0/0, and need throughput again to switch back
         for gsi in entry.gsis:
             gsi.pop("ProvisionedThroughput", None)
-    for member in ("StreamSpecification", "SSESpecification", "TableClass", "DeletionProtectionEnabled"):
+    for member in ("SSESpecification", "TableClass", "DeletionProtectionEnabled"):  # streams: stream_spec
         if member in body:
             entry.extra[member] = body[member]
     for member in ("OnDemandThroughput", "WarmThroughput"):  # members left out keep their value
@@ -310,6 +313,7 @@ def update_table(ctx: Context, body: dict) -> dict:
             entry.extra[member] = {**entry.extra.get(member, {}), **body[member]}
     index_updates.apply(entry, body, definitions)
     ctx.capacity.configure(entry)  # new rates and partition counts apply from this moment
+    stream_spec.apply(ctx, entry, stream)
     out = {"TableDescription": describe(entry, status="UPDATING")}
     index_updates.finish(entry)
     return out

@@ -51,7 +51,12 @@ class Charge:
     def __init__(self, cap: Any, entry: TableEntry) -> None:
         self.cap = cap
         self.entry = entry
-        self.meter: Meter = cap.meter(entry)
+        tm = cap.tables.get(entry.table.name)  # Capacity.meter's fast path, inlined: per request
+        if tm is not None and tm.entry is entry and tm.table.layout is entry.table.partitions \
+                and not tm.table.pending:
+            self.meter: Meter = tm.table
+        else:
+            self.meter = cap.meter(entry)
         self.now: float = cap.clock()
         self.table_units = 0.0
         self.table_used = False

@@ -84,7 +84,7 @@ class PartMeter:
         self.share = [Bucket(r, r * max(burst, 1.0), now) for r in share] if share is not None else None
         self.units = [0.0, 0.0]
         self.requests = [0, 0]
-        self.burst = [0.0, 0.0]  # units admitted beyond the ceiling within a second
+        self.burst = [0.0, 0.0]  # units beyond the ceiling within a second, seconds before `sec`
         self.ring = ([0.0] * RING, [0.0] * RING)
         self.sec = int(now)
         self.throttles: tuple[dict, dict] = ({}, {})  # cause -> events, per direction
@@ -97,7 +97,13 @@ class PartMeter:
         self.since = now
 
     def roll(self, sec: int) -> None:
+        """A new second: count the last one's units beyond the ceiling (admitted thanks to burst)."""
         last = self.sec
+        i = last % RING
+        for d in (READ, WRITE):
+            over = self.ring[d][i] - CEILING[d]
+            if over > 0:
+                self.burst[d] += over
         _zero(self.ring[0], last, sec)
         _zero(self.ring[1], last, sec)
         if self.throttle_ring is not None:
@@ -120,6 +126,12 @@ class PartMeter:
                 self.other[i] += c[i]
         self.folded += len(ranked) - keep
         self.keys = dict(ranked[:keep])
+
+    def totals(self) -> tuple[list, list, list]:
+        """(units, requests, burst units) per direction, the current second's burst included."""
+        i = self.sec % RING
+        burst = [b + max(0.0, self.ring[d][i] - CEILING[d]) for d, b in enumerate(self.burst)]
+        return list(self.units), list(self.requests), burst
 
     def one_key_dominates(self) -> bool:
         total = self.units[0] + self.units[1]
@@ -145,9 +157,8 @@ class Meter:
         self.table_cause = [TABLE_RATE, TABLE_RATE]
         self.maximum: list[Bucket | None] = [None, None]
         self.rate: tuple[float, float] | None = provisioned  # for units admitted thanks to burst
-        self.units = [0.0, 0.0]
-        self.requests = [0, 0]
-        self.burst = [0.0, 0.0]
+        self.retired = ([0.0, 0.0], [0, 0])  # units and requests of partition meters replaced by a resize
+        self.burst = [0.0, 0.0]  # provisioned: units beyond the rate within a second, before `sec`
         self.ring = ([0.0] * RING, [0.0] * RING)
         self.sec = int(now)
         self.throttles: tuple[dict, dict] = ({}, {})
@@ -210,6 +221,10 @@ class Meter:
         if self.classic:
             share = (self.provisioned[0] / partitions, self.provisioned[1] / partitions)  # type: ignore[index]
         self.parts = [PartMeter(self.partition_burst, share, self.burst_seconds, now) for _ in range(partitions)]
+        for part in old:
+            for d in (READ, WRITE):
+                self.retired[0][d] += part.units[d]
+                self.retired[1][d] += part.requests[d]
         if not old:
             return
         for d in (READ, WRITE):
@@ -260,18 +275,10 @@ class Meter:
         if sec != self.sec:
             self.roll(sec)
         i = sec % RING
-        ring = self.ring[d]
-        total = ring[i] = ring[i] + units
-        if self.rate is not None and total > self.rate[d]:
-            self.burst[d] += min(units, total - self.rate[d])
-        self.units[d] += units
-        self.requests[d] += 1
+        self.ring[d][i] += units
         if part.sec != sec:
             part.roll(sec)
-        ring = part.ring[d]
-        total = ring[i] = ring[i] + units
-        if total > CEILING[d]:
-            part.burst[d] += min(units, total - CEILING[d])
+        part.ring[d][i] += units
         part.units[d] += units
         part.requests[d] += 1
         if pk is not None:
@@ -305,10 +312,31 @@ class Meter:
 
     # -- once a second ------------------------------------------------------------------------
 
+    def totals(self) -> tuple[list, list, list]:
+        """(units, requests, burst units) per direction since the meter was created; burst units
+        are those beyond the provisioned rate within a second (0 on demand)."""
+        units, requests = list(self.retired[0]), list(self.retired[1])
+        for part in self.parts:
+            for d in (READ, WRITE):
+                units[d] += part.units[d]
+                requests[d] += part.requests[d]
+        burst = list(self.burst)
+        if self.rate is not None:
+            i = self.sec % RING
+            for d in (READ, WRITE):
+                burst[d] += max(0.0, self.ring[d][i] - self.rate[d])
+        return units, requests, burst
+
     def roll(self, sec: int) -> None:
-        """A new second: judge the one that ended (peak, heat), clear the records' new slots."""
+        """A new second: judge the one that ended (burst, peak, heat), clear the records' new slots."""
         last = self.sec
         self.sec = sec
+        if self.rate is not None:
+            i = last % RING
+            for d in (READ, WRITE):
+                over = self.ring[d][i] - self.rate[d]
+                if over > 0:
+                    self.burst[d] += over
         self._judge(last, sec - last)
         for ring in (*self.ring, *self.throttle_ring):
             _zero(ring, last, sec)

@@ -43,11 +43,13 @@ def declared_maximum(spec: dict | None) -> tuple[float | None, float | None]:
 
 
 def warm_description(declared: dict | None, partitions: int) -> dict:
-    """DescribeTable's WarmThroughput of a table or GSI: what its partitions serve at once, or the
-    declared figure if higher. Changes apply at once, so the status is always ACTIVE."""
-    warm = declared_warm(declared) or (0.0, 0.0)
-    return {"ReadUnitsPerSecond": int(max(warm[0], partitions * CEILING[0])),
-            "WriteUnitsPerSecond": int(max(warm[1], partitions * CEILING[1])), "Status": "ACTIVE"}
+    """DescribeTable's WarmThroughput of a table or GSI: the declared figures as given (tools such
+    as Terraform compare them with their configuration), else what its partitions serve at once
+    (a new on-demand table: 12 000 / 4 000; more after growth). Changes apply at once: ACTIVE."""
+    declared = declared or {}
+    return {"ReadUnitsPerSecond": int(declared.get("ReadUnitsPerSecond") or partitions * CEILING[0]),
+            "WriteUnitsPerSecond": int(declared.get("WriteUnitsPerSecond") or partitions * CEILING[1]),
+            "Status": "ACTIVE"}
 
 
 def on_demand_description(declared: dict | None) -> dict:

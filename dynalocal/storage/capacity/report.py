@@ -100,7 +100,7 @@ def meter_data(entry: Any, m: Meter, store: Any, key_type: str, now: float) -> d
         "max_on_demand": _pair([b.rate if b is not None else None for b in m.maximum]),
         "partition_ceiling": _pair(CEILING),
         "partition_count": len(m.parts), "heat_splits": m.splits, "since": m.since,
-        "totals": _totals(m.units, m.requests, m.burst),
+        "totals": _totals(*m.totals()),
         "throttles": _pair([dict(t) for t in m.throttles]),
         "per_second": _series(m.ring, m.throttle_ring, m.sec, sec),
         "partitions": [_partition(i, part, pm, key_type, sec) for i, (part, pm) in enumerate(zip(store.partitions, m.parts))],
@@ -114,7 +114,7 @@ def _partition(i: int, part: Any, pm: PartMeter, key_type: str, sec: int) -> dic
     return {
         "index": i, "token_range": [f"{part.lo:016x}", f"{part.hi - 1:016x}"], "items": len(part),
         "size_bytes": part.size_bytes, "since": pm.since,
-        "totals": _totals(pm.units, pm.requests, pm.burst),
+        "totals": _totals(*pm.totals()),
         "throttles": _pair([dict(t) for t in pm.throttles]),
         "per_second": _series(pm.ring, pm.throttle_ring, pm.sec, sec),
         "keys": [{"key": show_key(key_type, pk), "key_type": key_type, "read_units": c[0], "write_units": c[1],
