@@ -11,6 +11,7 @@ expressions carry no prefix (spec corrections.md §1, the parity suite run again
 from __future__ import annotations
 
 from ..errors import ValidationException
+from ..storage.sizedcache import SizedCache
 from ..storage.values import validate_value
 from . import ast as A
 from . import legacy
@@ -24,6 +25,9 @@ from .update import Update, UpdatePlan
 PREFIXED_OPERATIONS = frozenset(("PutItem", "UpdateItem", "DeleteItem"))
 PREFIX = "1 validation error detected: "
 CACHE_SIZE = 4096
+# The cache is bounded in bytes too: a parsed text takes ~60 bytes per character, and texts reach 4 KB or more.
+CACHE_BYTES = 32 << 20
+AST_BYTES_PER_CHAR, ENTRY_BYTES = 64, 256
 
 # (expression parameters, legacy parameters) per operation, in DynamoDB's listing order.
 _PARAMS = {
@@ -103,7 +107,7 @@ _BUILDERS = {
     "FilterExpression": _condition_template,
     "ProjectionExpression": _projection_template,
 }
-_cache: dict[tuple[str, str], _Template] = {}
+_cache = SizedCache()  # text -> parsed, bounded in entries and bytes
 
 
 def template(param: str, text: str) -> _Template:
@@ -112,9 +116,7 @@ def template(param: str, text: str) -> _Template:
     found = _cache.get(key)
     if found is None:
         found = _BUILDERS[param](text, param)
-        if len(_cache) >= CACHE_SIZE:
-            _cache.clear()
-        _cache[key] = found
+        _cache.remember(key, found, ENTRY_BYTES + AST_BYTES_PER_CHAR * len(text), CACHE_SIZE, CACHE_BYTES)
     return found
 
 

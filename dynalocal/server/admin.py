@@ -8,6 +8,7 @@ from starlette.routing import Route
 from ..storage.capacity.report import meter_data
 from ..storage.database import TableEntry
 from .context import Context
+from .diagnosis_routes import diagnosis_routes
 from .durability import reset_database
 
 HOT_KEYS_SHOWN = 5
@@ -78,7 +79,7 @@ def admin_routes(ctx: Context) -> list[Route]:
     return [Route("/_dynalocal/reset", reset, methods=["POST"]),
             Route("/_dynalocal/health", health),
             Route("/_dynalocal/tables/{table}/partitions", partitions),
-            Route("/_dynalocal/metrics", metrics)]
+            Route("/_dynalocal/metrics", metrics)] + diagnosis_routes(ctx)
 
 
 _METRICS = (

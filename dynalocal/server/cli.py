@@ -90,6 +90,10 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["repair"]:
         raise SystemExit(repair(argv[1:]))
+    if argv[:1] == ["report"]:  # a subcommand of its own: dynalocal report [--endpoint URL] [--table T] [--json]
+        from .report_cli import main as report
+
+        raise SystemExit(report(argv[1:]))
     if argv[:1] == ["streams"]:  # a client tool: `dynalocal streams tail TABLE`
         from .streams_tail import main as streams_main
 
