@@ -133,7 +133,7 @@ def diagnosis_routes(ctx: Context) -> list[Route]:
 
     return [Route("/_dynalocal/tables", tables),
             Route("/_dynalocal/report", report_route),
-            Route("/_dynalocal/tables/{table}/heat", heat_route),
+            Route("/_dynalocal/tables/{table:path}/heat", heat_route),
             Route("/_dynalocal/read", read, methods=["POST"]),
             Route("/_dynalocal/console", console),
             Route("/_dynalocal/console/{file}", console)]
