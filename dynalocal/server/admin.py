@@ -78,7 +78,9 @@ def admin_routes(ctx: Context) -> list[Route]:
 
     return [Route("/_dynalocal/reset", reset, methods=["POST"]),
             Route("/_dynalocal/health", health),
-            Route("/_dynalocal/tables/{table}/partitions", partitions),
+            # {table:path}: under --isolation region|account a table's key is <region>/<name> or
+            # <account>/<region>/<name> (storage.database), e.g. /_dynalocal/tables/eu-west-1/Music/partitions
+            Route("/_dynalocal/tables/{table:path}/partitions", partitions),
             Route("/_dynalocal/metrics", metrics)] + diagnosis_routes(ctx)
 
 

@@ -247,7 +247,7 @@ class Durability:
             request = {}
         named = (request.get("TableName") or request.get("ResourceArn")) if isinstance(request, dict) else None
         names = self._logged.keys() ^ self.db.tables.keys()  # created or dropped
-        if isinstance(named, str):
+        if isinstance(named, str) and self.ctx.settings.isolation == "shared":  # else keys are scoped: compare all
             names.add(table_name(named))
         else:
             names |= self.db.tables.keys()  # an operation naming no table: compare them all

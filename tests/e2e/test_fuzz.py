@@ -228,7 +228,9 @@ class Fuzzer:
         self.baseline = self.state()
 
     def send(self, operation: str | None, raw: bytes, content_type: str = "application/x-amz-json-1.0"):
-        headers = {"Content-Type": content_type}
+        headers = {"Content-Type": content_type,  # signed, as every SDK request is (--auth relaxed checks the form)
+                   "Authorization": "AWS4-HMAC-SHA256 Credential=fuzz/20250101/us-east-1/dynamodb/aws4_request, "
+                                    "SignedHeaders=host, Signature=00"}
         if operation is not None:
             headers["X-Amz-Target"] = T + operation
         try:

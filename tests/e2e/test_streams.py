@@ -7,17 +7,9 @@ import uuid
 import pytest
 from botocore.exceptions import ClientError
 
-from conftest import LiveServer
+from conftest import LiveServer, WallClock
 from dynalocal.server.context import Context, Settings
 from stream_reader import all_shards, read_shard, read_stream, streams_client
-
-
-class WallClock:
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture(scope="module")
