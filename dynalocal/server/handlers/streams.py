@@ -42,8 +42,9 @@ class TrimmedDataAccessException(DynamoError):
 def _stream(ctx: Context, arn: str) -> Stream:
     if STREAM_ARN.fullmatch(arn) is None:
         raise ValidationException(f"Invalid StreamArn: {arn}")
-    stream = next((s for s in ctx.db.streams.visible() if s.arn == arn), None)
-    if stream is None:
+    registry = ctx.db.streams
+    stream = registry.streams.get(arn)
+    if stream is None or not stream.readable(registry.clock()):
         raise ResourceNotFoundException(f"Requested resource not found: Stream: {arn} not found")
     return stream
 
