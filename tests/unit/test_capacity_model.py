@@ -353,3 +353,13 @@ def test_key_counts_keep_memory_bounded_by_folding_the_coldest_half():
     assert len(part.keys) == model.KEY_LIMIT // 2 + 1 and part.folded == model.KEY_LIMIT // 2
     assert part.other[1] == model.KEY_LIMIT // 2, "folded keys' units are kept in `other`"
     assert any(pk[10:] == b"k0" for pk in part.keys), "the hottest key is kept"
+
+
+def test_meters_of_tables_dropped_without_delete_table_are_released():
+    ctx, _ = _server()
+    for name in ("gone-1", "gone-2"):
+        _create(ctx, name)
+    ctx.db.tables.clear()  # what POST /_dynalocal/reset does
+    _create(ctx, "gone-1")  # the same name again: a new table with new meters
+    assert set(ctx.capacity.tables) == {"gone-1"}
+    assert ctx.capacity.tables["gone-1"].entry is ctx.db.tables["gone-1"]
