@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 HOST ?= 127.0.0.1
 
-.PHONY: install run test test-ranges bench clean
+.PHONY: install browser run test test-ranges bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -21,7 +21,14 @@ install: $(VENV)/.installed
 run: install
 	$(BIN)/dynalocal --host $(HOST) --port $(PORT)
 
-test: install
+# The console's browser test needs Chromium (Debian's package); install it when missing and we may.
+# If it cannot be installed the test fails (it does not skip).
+browser:
+	@command -v chromium >/dev/null || command -v chromium-browser >/dev/null || { [ "$$(id -u)" = 0 ] && \
+		command -v apt-get >/dev/null && (apt-get update -qq && \
+		apt-get install -y -qq -o DPkg::Lock::Timeout=600 chromium >/dev/null); } || true
+
+test: install browser
 	$(BIN)/python -m pytest
 
 # The suite at both ends of every supported dependency range (constraints/lowest.txt and

@@ -55,7 +55,7 @@ def start_server(port: int, *args: str) -> subprocess.Popen:
 
 def request_bytes(operation: str, body: dict) -> bytes:
     data = json.dumps(body, separators=(",", ":")).encode()
-    return (f"POST / HTTP/1.1\r\nHost: bench\r\nX-Amz-Target: {TARGET}{operation}\r\n"
+    return (f"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Amz-Target: {TARGET}{operation}\r\n"
             f"Content-Type: application/x-amz-json-1.0\r\nContent-Length: {len(data)}\r\n\r\n").encode() + data
 
 

@@ -54,6 +54,18 @@ class MissingAuthenticationTokenException(DynamoError):
     namespace = CORAL_SERVICE
 
 
+class IncompleteSignatureException(DynamoError):
+    namespace = CORAL_SERVICE
+
+
+class InvalidSignatureException(DynamoError):
+    namespace = CORAL_SERVICE
+
+
+class UnrecognizedClientException(DynamoError):
+    namespace = CORAL_SERVICE
+
+
 class AccessDeniedException(DynamoError):
     namespace = CORAL_SERVICE
     message_key = "Message"

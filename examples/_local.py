@@ -8,6 +8,7 @@ from botocore.config import Config
 
 from dynalocal.server.app import create_app
 from dynalocal.server.context import Context, Settings
+from dynalocal.server.plugins import install
 from dynalocal.server.serve import HttpServer
 
 
@@ -21,12 +22,13 @@ class SimulatedClock:
         return self.now
 
 
-def endpoint(burst_seconds: float = 300.0, clock=None) -> str:
-    """A fresh in-process server with the given burst window (and clock, if given)."""
+def endpoint(burst_seconds: float = 300.0, clock=None, port: int = 0) -> str:
+    """A fresh in-process server with the given burst window (and clock, if given), on `port` (0: a free one)."""
     ctx = Context(settings=Settings(burst_seconds=burst_seconds))
     if clock is not None:
         ctx.clock = clock
-    server = HttpServer(create_app(ctx), "127.0.0.1", 0)  # port 0: a free one, known once started
+    server = HttpServer(create_app(ctx), "127.0.0.1", port)  # port 0: a free one, known once started
+    install(server)  # authentication, CORS, compression: as the dynalocal command serves
     threading.Thread(target=server.run, kwargs={"signals": False}, daemon=True).start()
     server.started.wait(10)
     if server.error is not None:

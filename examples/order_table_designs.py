@@ -3,11 +3,15 @@
 240 WCU over 4 partitions gives each 60 WCU/s; orders arrive at 200/s on a simulated clock.
 Keying by date sends every order placed today to one partition: it throttles while the
 other partitions idle. Keying by customer spreads the same load over all partitions.
+Then it prints dynalocal's report, which names the bad design, its hot key and what to change.
 Run: .venv/bin/python examples/order_table_designs.py
+     .venv/bin/python examples/order_table_designs.py --serve   # then, in another shell: dynalocal report
 """
 from __future__ import annotations
 
 import json
+import sys
+import threading
 import urllib.request
 
 from botocore.exceptions import ClientError
@@ -18,7 +22,8 @@ ORDERS = 600
 CUSTOMERS = 200
 ORDERS_PER_SECOND = 200  # simulated arrival rate: the clock advances 5 ms per order
 clock = SimulatedClock()
-url = endpoint(burst_seconds=2, clock=clock)  # a short burst window so the difference shows at once
+SERVE = "--serve" in sys.argv  # keep serving on 127.0.0.1:8000 afterwards, for `dynalocal report`
+url = endpoint(burst_seconds=2, clock=clock, port=8000 if SERVE else 0)  # a short burst window shows it at once
 ddb = client(url)
 
 
@@ -47,3 +52,12 @@ def run(table: str, key_of) -> None:
 
 run("orders-by-date", lambda n: ("2024-02-10", f"ORDER#{n:05d}"))
 run("orders-by-customer", lambda n: (f"CUSTOMER#{n % CUSTOMERS:03d}", f"2024-02-10#ORDER#{n:05d}"))
+print()
+with urllib.request.urlopen(f"{url}/_dynalocal/report?format=text") as resp:  # what `dynalocal report` prints
+    print(resp.read().decode())
+if SERVE:
+    print(f"Serving on {url}; run `dynalocal report` in another shell. Ctrl-C stops.")
+    try:
+        threading.Event().wait()
+    except KeyboardInterrupt:
+        pass

@@ -14,6 +14,7 @@ from botocore.config import Config
 
 from dynalocal.server.app import create_app
 from dynalocal.server.context import Context, Settings
+from dynalocal.server.plugins import install
 from dynalocal.server.serve import HttpServer
 
 # Names tests address the server by (`Host: x` in raw-socket tests, a DynamoDB-like name in the health
@@ -27,6 +28,16 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
+class WallClock:
+    """An injectable wall clock (epoch seconds) that moves only when a test sets `now`."""
+
+    def __init__(self) -> None:
+        self.now = 1_700_000_000.0
+
+    def __call__(self) -> float:
+        return self.now
+
+
 class LiveServer:
     """dynalocal's HTTP server in a background thread; `ctx` is the server's own state."""
 
@@ -36,6 +47,7 @@ class LiveServer:
         self.url = f"http://127.0.0.1:{self.port}"
         options.setdefault("allowed_hosts", TEST_HOSTS)
         self.server = HttpServer(create_app(self.ctx), "127.0.0.1", self.port, **options)
+        self.plugins = install(self.server)  # auth, CORS, compression: as the CLI serves
         self.thread = threading.Thread(target=self.server.run, kwargs={"signals": False}, daemon=True)
 
     def __enter__(self) -> "LiveServer":

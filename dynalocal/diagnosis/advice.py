@@ -3,7 +3,7 @@
 adaptive capacity)."""
 from __future__ import annotations
 
-from .figures import ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, READ, MeterFigures
+from .figures import ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, READ, TABLE_QUOTA, MeterFigures
 
 # Verdict kinds (engine re-exports them).
 HOT_KEY, HOT_GSI_KEY, UNDER_PROVISIONED = "hot key", "hot GSI key", "table under-provisioned"
@@ -19,8 +19,14 @@ def advice_for(kind: str, f: MeterFigures, key: str | None, needed: float | None
                "order id instead of a date or status), keeping the old value as a sort key or GSI key."]
         if f.direction == READ:
             out.append("For reads, a cache in front of the table (e.g. DAX) absorbs a hot item.")
-        out.append("More provisioned capacity does not help: one partition key value lives on one partition, "
-                   "which sustains at most 3,000 RCU / 1,000 WCU per second.")
+        if f.model == "classic" and f.limit:
+            count = len(f.partitions)
+            out.append(f"More provisioned capacity raises every partition's share ({f.limit / count:g} {f.unit}/s each "
+                       f"now) but pays for {count} partitions to serve one key, and one partition never exceeds "
+                       "3,000 RCU / 1,000 WCU per second.")
+        else:
+            out.append("More provisioned capacity does not help: one partition key value lives on one partition, "
+                       "which sustains at most 3,000 RCU / 1,000 WCU per second.")
         return out
     if kind == HOT_GSI_KEY:
         return [f"Choose a GSI partition key with more distinct values for index {f.index}, or shard {shown} "
@@ -34,6 +40,9 @@ def advice_for(kind: str, f: MeterFigures, key: str | None, needed: float | None
         if f.limit_kind == ON_DEMAND_MAXIMUM:
             cap = "MaxReadRequestUnits" if f.direction == READ else "MaxWriteRequestUnits"
             return [f"Raise OnDemandThroughput {cap}{target} (or -1 for no maximum) with UpdateTable."]
+        if f.limit_kind == TABLE_QUOTA:
+            return ["The table is at its per-table throughput quota (DescribeLimits): ask AWS Support for a "
+                    "quota increase, or split the traffic over more tables."]
         if f.limit_kind == ON_DEMAND_SCALING:
             return ["On-demand tables scale up to double their previous peak at once; for a known launch, set "
                     "WarmThroughput ahead of it, or ramp traffic up over minutes, and retry throttled requests "

@@ -10,7 +10,7 @@ from dataclasses import asdict, dataclass, field
 
 from .advice import HOT_GSI_KEY, HOT_KEY, UNDER_PROVISIONED, advice_for
 from .figures import (GSI_BACK_PRESSURE, ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, PARTITION_CEILING, PARTITION_SHARE,
-                      TABLE_RATE, MeterFigures, PartitionFigures)
+                      TABLE_QUOTA, TABLE_RATE, MeterFigures, PartitionFigures)
 
 FINE = "fine"
 TOP_KEYS = 5
@@ -22,10 +22,10 @@ class Projection:
     """Traffic above what a limit sustains: how long burst lasts and what would be throttled after."""
 
     scope: str  # "table" or "partition N"
-    rate: float  # units/s over the window
+    rate: float  # units/s asked for over the window (admitted plus refused)
     sustained: float  # units/s the limit sustains
     burst_left_seconds: float | None  # at this rate; None when unknown (no burst balance recorded)
-    throttled_share: float  # of this meter's requests, once burst is spent (steady state)
+    throttled_share: float  # of this meter's traffic, once burst is spent (steady state)
 
 
 @dataclass
@@ -40,7 +40,8 @@ class KeyShare:
 @dataclass
 class PartitionReport:
     number: int
-    rate: float  # average units/s over the window
+    rate: float  # average units/s consumed over the window
+    demand: float  # average units/s asked for over the window: consumed plus refused (at the mean size)
     peak: float  # highest units in one second in the window
     ceiling: float
     share_limit: float | None  # classic: the partition's fixed share per second
@@ -80,7 +81,8 @@ class MeterReport:
     limit: float | None
     window: float
     units: float  # since start
-    rate: float  # average units/s over the window
+    rate: float  # average units/s consumed over the window
+    demand: float  # average units/s asked for over the window (consumed plus refused)
     peak: float  # highest table-wide units in one second in the window
     throttles: dict[str, int]
     top_keys: list[KeyShare]
@@ -135,26 +137,32 @@ def diagnose_meter(f: MeterFigures) -> MeterReport:
     """Rates, shares, throttles, projection and verdict of one table or GSI in one direction."""
     total = sum(p.units for p in f.partitions)
     window = max(f.window, 1e-9)
-    parts = [_partition(p, total, window) for p in f.partitions]
+    requests = sum(k.requests for p in f.partitions for k in p.keys)
+    per_request = total / requests if requests else 1.0  # mean units of a request, to price refused ones
+    parts = [_partition(p, total, window, per_request) for p in f.partitions]
     keys = sorted((k for p in parts for k in p.top_keys), key=lambda k: -k.units)[:TOP_KEYS]
-    throttles: dict[str, int] = {}
-    for p in f.partitions:
-        for cause, n in p.throttles.items():
-            throttles[cause] = throttles.get(cause, 0) + n
+    throttles: dict[str, int] = dict(f.throttles) if f.throttles is not None else {}
+    if f.throttles is None:
+        for p in f.partitions:
+            for cause, n in p.throttles.items():
+                throttles[cause] = throttles.get(cause, 0) + n
     rate = sum(p.rate for p in parts)
+    demand = sum(p.demand for p in parts)
     seconds = max((len(p.series) for p in f.partitions), default=0)
     peak = max((sum(p.series[i][0] for p in f.partitions if i < len(p.series)) for i in range(seconds)), default=0.0)
     report = MeterReport(f.table, f.index, f.direction, f.unit, f.billing_mode, f.model, f.limit, f.window, total,
-                         rate, peak, throttles, keys, parts, None, None)  # type: ignore[arg-type]
+                         rate, demand, peak, throttles, keys, parts, None, None)  # type: ignore[arg-type]
     report.projection = _projection(f, report)
     report.verdict = _verdict(f, report)
     return report
 
 
-def _partition(p: PartitionFigures, total: float, window: float) -> PartitionReport:
+def _partition(p: PartitionFigures, total: float, window: float, per_request: float) -> PartitionReport:
     keys = [KeyShare(k.key, p.number, k.units, k.requests, k.units / total if total else 0.0)
             for k in sorted(p.keys, key=lambda k: -k.units)[:TOP_KEYS]]
-    return PartitionReport(p.number, p.window_units / window, p.peak, p.ceiling, p.share,
+    refused = sum(n for _, n in p.series)
+    rate = p.window_units / window
+    return PartitionReport(p.number, rate, rate + refused * per_request / window, p.peak, p.ceiling, p.share,
                            p.units / total if total else 0.0, p.units, dict(p.throttles), p.burst_units, keys,
                            list(p.series), p.items, p.size_bytes)
 
@@ -167,15 +175,15 @@ def _sustained(f: MeterFigures, p: PartitionReport) -> float:
 def _projection(f: MeterFigures, m: MeterReport) -> Projection | None:
     """The worst overload over the window (table or one partition), projected to steady state."""
     worst: Projection | None = None
-    if f.limit is not None and m.rate > f.limit:
-        left = f.burst_balance / (m.rate - f.limit) if f.burst_balance is not None else None
-        worst = Projection("table", m.rate, f.limit, left, (m.rate - f.limit) / m.rate)
+    if f.limit is not None and m.demand > f.limit:
+        left = f.burst_balance / (m.demand - f.limit) if f.burst_balance else None
+        worst = Projection("table", m.demand, f.limit, left, (m.demand - f.limit) / m.demand)
     for p in m.partitions:
         sustained = _sustained(f, p)
-        if p.rate > sustained and m.rate > 0:
-            share = (p.rate - sustained) / m.rate
+        if p.demand > sustained and m.demand > 0:
+            share = (p.demand - sustained) / m.demand
             if worst is None or share > worst.throttled_share:
-                worst = Projection(f"partition {p.number}", p.rate, sustained, None, share)
+                worst = Projection(f"partition {p.number}", p.demand, sustained, None, share)
     return worst
 
 
@@ -183,7 +191,7 @@ def _verdict(f: MeterFigures, m: MeterReport) -> Verdict:
     hot = _hot_partition(f, m)
     if hot is not None:
         return _hot_verdict(f, m, hot)
-    table_causes = (TABLE_RATE, ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, PARTITION_SHARE)
+    table_causes = (TABLE_RATE, ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, TABLE_QUOTA, PARTITION_SHARE)
     over = any(m.throttles.get(c) for c in table_causes) or (m.projection is not None
                                                               and m.projection.scope == "table")
     if over and f.limit is not None:
@@ -196,9 +204,9 @@ def _hot_partition(f: MeterFigures, m: MeterReport) -> PartitionReport | None:
     count = len(m.partitions)
     candidates = []
     for p in m.partitions:
-        ceiling_hit = p.throttles.get(PARTITION_CEILING, 0) or p.rate > p.ceiling
+        ceiling_hit = p.throttles.get(PARTITION_CEILING, 0) or p.demand > p.ceiling
         skewed = count > 1 and p.share > SKEWED / count
-        share_hit = (p.throttles.get(PARTITION_SHARE, 0) or p.rate > _sustained(f, p)) and skewed
+        share_hit = (p.throttles.get(PARTITION_SHARE, 0) or p.demand > _sustained(f, p)) and skewed
         if ceiling_hit or share_hit:
             candidates.append(p)
     return max(candidates, key=lambda p: (sum(p.throttles.values()), p.share), default=None)
@@ -210,7 +218,7 @@ def _hot_verdict(f: MeterFigures, m: MeterReport, p: PartitionReport) -> Verdict
     where = f"index {f.index} of table {f.table}" if f.index else f"table {f.table}"
     projection = m.projection if m.projection is not None and m.projection.scope != "table" else None
     if key is not None:
-        summary = (f"{kind} on {where}: key {key.key!r} took {key.share:.0%} of {f.direction}s "
+        summary = (f"{kind} on {where}: key {key.key!r} took {percent(key.share)} of {f.direction}s "
                    f"({key.units:g} {m.unit} in {key.requests} requests), all on partition {p.number}")
     else:
         summary = f"{kind} on {where}: partition {p.number} took {p.share:.0%} of {f.direction}s"
@@ -220,22 +228,19 @@ def _hot_verdict(f: MeterFigures, m: MeterReport, p: PartitionReport) -> Verdict
     if thrown:
         summary += f"; {thrown} {f.direction}s throttled there"
     if projection is not None:
-        summary += f"; in production {projection.throttled_share:.0%} of {f.direction}s would be throttled"
+        summary += f"; {_steady(f)} {projection.throttled_share:.0%} of {f.direction}s would be throttled"
     return Verdict(kind, f.table, f.index, f.direction, summary + ".", advice_for(kind, f, key and key.key),
                    key and key.key, p.number, key.share if key else p.share, None, projection)
 
 
-def _demand(f: MeterFigures, m: MeterReport) -> float:
-    """Units/s the traffic asked for over the window: admitted units plus throttled requests at the mean size."""
-    requests = sum(k.requests for p in f.partitions for k in p.keys)
-    per_request = m.units / requests if requests else 1.0
-    refused = sum(n for p in f.partitions for _, n in p.series)
-    return m.rate + refused * per_request / max(f.window, 1e-9)
+def _steady(f: MeterFigures) -> str:
+    """How to say 'once burst is spent' under the meter's model."""
+    return "in production" if f.model == "adaptive" else "under the classic model, once burst is spent,"
 
 
 def _under_provisioned(f: MeterFigures, m: MeterReport) -> Verdict:
     limit = f.limit or 0.0
-    needed = max(_demand(f, m), m.rate)
+    needed = m.demand
     what = f"index {f.index} of table {f.table}" if f.index else f"table {f.table}"
     summary = f"{UNDER_PROVISIONED}: {what} took {m.rate:g} {m.unit}/s of {f.direction}s"
     if needed > m.rate * 1.001:
@@ -257,7 +262,7 @@ def _under_provisioned(f: MeterFigures, m: MeterReport) -> Verdict:
 
 
 def _limit_name(f: MeterFigures) -> str:
-    return {TABLE_RATE: "provisioned", ON_DEMAND_MAXIMUM: "on-demand maximum",
+    return {TABLE_RATE: "provisioned", ON_DEMAND_MAXIMUM: "on-demand maximum", TABLE_QUOTA: "table quota",
             ON_DEMAND_SCALING: "on-demand capacity scaled so far"}.get(f.limit_kind, "limit")
 
 
@@ -273,11 +278,20 @@ def _fine(f: MeterFigures, m: MeterReport) -> Verdict:
         ceiling = m.partitions[key.partition].ceiling
         summary += (f"; but key {key.key!r} takes {key.share:.0%} of them, so this design tops out near "
                     f"{ceiling / key.share:.0f} {m.unit}/s (one partition sustains {ceiling:g}) whatever is provisioned")
+    if m.projection is not None:
+        p = m.projection
+        summary += (f"; at this rate {p.scope} (asked for {p.rate:.0f} {m.unit}/s, sustains {p.sustained:g}) "
+                    f"would throttle {p.throttled_share:.0%} of {f.direction}s once its burst is spent")
     back = m.throttles.get(GSI_BACK_PRESSURE, 0)
     if back:
         summary += f"; {back} writes were refused because a GSI could not absorb them (see the index's verdict)"
     return Verdict(FINE, f.table, f.index, f.direction, summary + ".", [], key.key if key else None,
-                   key.partition if key else None, key.share if key else None)
+                   key.partition if key else None, key.share if key else None, None, m.projection)
+
+
+def percent(x: float) -> str:
+    """A share as a percentage, with a decimal below 10% so small shares do not read as 0%."""
+    return f"{x:.0%}" if x >= 0.1 or x == 0 else f"{x:.1%}"
 
 
 def as_json(tables: list[TableReport]) -> list[dict]:

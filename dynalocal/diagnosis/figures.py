@@ -17,8 +17,10 @@ PARTITION_SHARE = "partition share"  # classic model: a partition over its 1/N s
 TABLE_RATE = "table rate"  # a provisioned table (or GSI) over its provisioned rate, burst spent
 ON_DEMAND_MAXIMUM = "on-demand maximum"  # an on-demand table over its OnDemandThroughput maximum
 ON_DEMAND_SCALING = "on-demand scaling"  # an on-demand table over what it has scaled to so far
+TABLE_QUOTA = "table quota"  # an on-demand table over the per-table quota (40,000 units/s by default)
 GSI_BACK_PRESSURE = "GSI back-pressure"  # a table write refused because a GSI could not take its part
-CAUSES = (PARTITION_CEILING, PARTITION_SHARE, TABLE_RATE, ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, GSI_BACK_PRESSURE)
+CAUSES = (PARTITION_CEILING, PARTITION_SHARE, TABLE_RATE, ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, TABLE_QUOTA,
+          GSI_BACK_PRESSURE)
 
 
 @dataclass
@@ -64,6 +66,9 @@ class MeterFigures:
     window: float  # seconds the window figures cover
     elapsed: float  # seconds since the statistics started
     partitions: list[PartitionFigures] = field(default_factory=list)
+    # cause -> events since start for the whole meter (some, like GSI back-pressure, belong to no
+    # partition); None: the sum of the partitions'
+    throttles: dict[str, int] | None = None
 
     @property
     def unit(self) -> str:

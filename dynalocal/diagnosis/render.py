@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import textwrap
 
-from .engine import FINE, MeterReport, TableReport
+from .engine import FINE, MeterReport, TableReport, percent
 
 WIDTH = 100
 
@@ -12,9 +12,9 @@ def render_report(tables: list[TableReport], window: float | None = None) -> str
     """The whole report, one block per table; readable without knowing DynamoDB's internals."""
     if not tables:
         return "No tables.\n"
-    blocks = [render_table(t) for t in tables]
-    head = ("Rates are averages over the last {:g} s; shares and key counts are exact totals since the "
-            "server started (or the table was created).\n\n".format(window) if window else "")
+    blocks = [render_table(t) for t in sorted(tables, key=lambda t: t.verdict.kind == FINE)]  # problems first
+    head = (f"Rates: averages over the seconds with traffic in the last {window:g} s. Shares and key counts: "
+            "exact totals since each table's statistics started.\n\n" if window else "")
     return head + "\n".join(blocks)
 
 
@@ -47,7 +47,7 @@ def _meter(m: MeterReport) -> list[str]:
     lines.append(f"    {'partition':>9} {'avg/s':>8} {'peak/s':>7} {'share':>6} {'sustains':>8} {'throttled':>9}  top keys")
     for p in m.partitions:
         sustains = min(p.ceiling, p.share_limit) if m.model == "classic" and p.share_limit else p.ceiling
-        keys = ", ".join(f"{k.key!r} {k.share:.0%}" for k in p.top_keys[:3]) or "-"
+        keys = ", ".join(f"{k.key!r} {percent(k.share)}" for k in p.top_keys[:3]) or "-"
         lines.append(f"    {p.number:>9} {p.rate:>8.1f} {p.peak:>7g} {p.share:>6.0%} {sustains:>8g} "
                      f"{sum(p.throttles.values()):>9}  {keys}")
     return lines

@@ -10,6 +10,7 @@ from __future__ import annotations
 
 from ..errors import ValidationException
 from ..storage import numbers
+from ..storage.sizedcache import SizedCache
 from . import ast as A
 from .partiql_ast import Composite, Delete, Exists, Insert, Param, Select, Statement, Update, bag
 from .partiql_lexer import EOF, IDENT, ION, NUMBER, PUNCT, QUOTED, STRING, Token, malformed, tokenize
@@ -24,6 +25,9 @@ RETURNING = {("ALL", "OLD"): "ALL_OLD", ("MODIFIED", "OLD"): "UPDATED_OLD", ("AL
              ("MODIFIED", "NEW"): "UPDATED_NEW"}
 MISSING_COMPARED = "MISSING must be compared using IS operator"
 CACHE_SIZE = 4096
+# The cache is bounded in bytes too: a parsed text takes ~60 bytes per character, and texts reach 4 KB or more.
+CACHE_BYTES = 32 << 20
+AST_BYTES_PER_CHAR, ENTRY_BYTES = 64, 256
 
 
 class _Missing:
@@ -463,7 +467,7 @@ class Parser:
         return {"M": dict(pairs)}
 
 
-_cache: dict[str, Statement] = {}
+_cache = SizedCache()  # text -> parsed, bounded in entries and bytes
 
 
 def parse_statement(text: str) -> Statement:
@@ -471,7 +475,5 @@ def parse_statement(text: str) -> Statement:
     found = _cache.get(text)
     if found is None:
         found = Parser(text).parse()
-        if len(_cache) >= CACHE_SIZE:
-            _cache.clear()
-        _cache[text] = found
+        _cache.remember(text, found, ENTRY_BYTES + AST_BYTES_PER_CHAR * len(text), CACHE_SIZE, CACHE_BYTES)
     return found

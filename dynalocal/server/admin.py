@@ -8,6 +8,7 @@ from starlette.routing import Route
 from ..storage.capacity.report import meter_data
 from ..storage.database import TableEntry
 from .context import Context
+from .diagnosis_routes import diagnosis_routes
 from .durability import reset_database
 
 HOT_KEYS_SHOWN = 5
@@ -77,8 +78,10 @@ def admin_routes(ctx: Context) -> list[Route]:
 
     return [Route("/_dynalocal/reset", reset, methods=["POST"]),
             Route("/_dynalocal/health", health),
-            Route("/_dynalocal/tables/{table}/partitions", partitions),
-            Route("/_dynalocal/metrics", metrics)]
+            # {table:path}: under --isolation region|account a table's key is <region>/<name> or
+            # <account>/<region>/<name> (storage.database), e.g. /_dynalocal/tables/eu-west-1/Music/partitions
+            Route("/_dynalocal/tables/{table:path}/partitions", partitions),
+            Route("/_dynalocal/metrics", metrics)] + diagnosis_routes(ctx)
 
 
 _METRICS = (

@@ -17,9 +17,10 @@ headers, no preflight), and on a network bind anyone can reach the server. So, s
 from __future__ import annotations
 
 import hmac
-import ipaddress
 
 import orjson
+
+from .hosts import is_loopback_bind
 
 PUBLIC_READS = frozenset({"/_dynalocal/health", "/_dynalocal/metrics"})
 READ_METHODS = frozenset({"GET", "HEAD"})
@@ -28,16 +29,6 @@ SIMPLE_TYPES = frozenset({b"", b"application/x-www-form-urlencoded", b"multipart
 SAME_SITE = frozenset({b"same-origin", b"none"})
 TOKEN_ENV = "DYNALOCAL_ADMIN_TOKEN"
 ACCESS_DENIED = "com.amazonaws.dynamodb.v20120810#AccessDeniedException"
-
-
-def is_loopback(host: str) -> bool:
-    """Whether a bind address only accepts connections from this machine."""
-    if host == "localhost":
-        return True
-    try:
-        return ipaddress.ip_address(host.strip("[]")).is_loopback
-    except ValueError:
-        return False  # a host name other than localhost: it may resolve to any interface
 
 
 def refusal(method: str, path: str, headers: list[tuple[bytes, bytes]], loopback: bool,
@@ -96,7 +87,7 @@ class AdminGuard:
 
     def __init__(self, app, host: str, token: str | None) -> None:
         self.app = app
-        self.loopback = is_loopback(host)
+        self.loopback = is_loopback_bind(host)
         self.token = token or None
 
     async def __call__(self, scope, receive, send) -> None:

@@ -6,10 +6,13 @@ import logging
 import os
 import sys
 
+from . import options
 from .context import Context, Settings
 
 
-def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
+def parse_args(argv: list[str] | None = None, environ: dict[str, str] | None = None) -> argparse.Namespace:
+    """Options from `argv` (default: sys.argv), DynamoDB Local's flags and DYNALOCAL_* variables
+    (`environ`, default os.environ)."""
     parser = argparse.ArgumentParser(prog="dynalocal", description="A DynamoDB-compatible local server.")
     parser.add_argument("--host", default="127.0.0.1", help="address to bind (default 127.0.0.1)")
     parser.add_argument("--port", type=int, default=8000, help="port to listen on (default 8000)")
@@ -48,7 +51,41 @@ def parse_args(argv: list[str] | None = None) -> argparse.Namespace:
     parser.add_argument("--init", action="append", default=[], metavar="FILE",
                         help="at start, create the tables (and load the items) of a JSON seed file or a "
                              "CloudFormation/SAM template; may be repeated")
-    return parser.parse_args(argv)
+    add_wire_options(parser)
+    return options.parse(parser, argv, environ)
+
+
+def add_wire_options(parser: argparse.ArgumentParser) -> None:
+    """Authentication, isolation, CORS, DynamoDB Local's transient statuses, --version."""
+    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    parser.add_argument("--auth", default="relaxed", choices=["relaxed", "verify", "none"],
+                        help="relaxed: any well-formed SigV4 Authorization header is accepted unverified (default); "
+                             "verify: signatures are checked against DYNALOCAL_CREDENTIALS or --credentials; "
+                             "none: unsigned requests are served too")
+    parser.add_argument("--credentials", default=None, metavar="FILE",
+                        help="file of KEY:SECRET[:ACCOUNT] lines for --auth verify and --isolation account")
+    parser.add_argument("--isolation", default="shared", choices=["shared", "region", "account"],
+                        help="shared: one database for every client (default, DynamoDB Local's -sharedDb); "
+                             "region: tables per region; account: tables per account and region")
+    parser.add_argument("--cors-origins", default=None, metavar="LIST",
+                        help="comma-separated origins browsers may call from, or * for any "
+                             "(default: this machine's, http://localhost:*, http://127.0.0.1:*, http://[::1]:*)")
+    parser.add_argument("--transient-delay", type=float, default=0.0, metavar="SECONDS",
+                        help="tables stay CREATING/UPDATING/DELETING this long, as on AWS (default 0: at once; "
+                             "DynamoDB Local's -delayTransientStatuses sets 1)")
+    parser.add_argument("--in-memory", action="store_true",
+                        help="keep everything in memory (the default; DynamoDB Local's -inMemory)")
+
+
+def version() -> str:
+    """The installed package's version."""
+    from importlib.metadata import PackageNotFoundError
+    from importlib.metadata import version as installed
+
+    try:
+        return installed("dynalocal")
+    except PackageNotFoundError:  # pragma: no cover - running from a source tree without installing
+        return "unknown"
 
 
 def repair(argv: list[str]) -> int:
@@ -90,12 +127,17 @@ def main(argv: list[str] | None = None) -> None:
     argv = sys.argv[1:] if argv is None else argv
     if argv[:1] == ["repair"]:
         raise SystemExit(repair(argv[1:]))
+    if argv[:1] == ["report"]:  # a subcommand of its own: dynalocal report [--endpoint URL] [--table T] [--json]
+        from .report_cli import main as report
+
+        raise SystemExit(report(argv[1:]))
     if argv[:1] == ["streams"]:  # a client tool: `dynalocal streams tail TABLE`
         from .streams_tail import main as streams_main
 
         raise SystemExit(streams_main(argv[1:]))
     args = parse_args(argv)
     from .app import create_app
+    from .plugins import install as install_plugins
     from .serve import HttpServer, StartupFailed
 
     logging.basicConfig(level=args.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
@@ -106,7 +148,7 @@ def main(argv: list[str] | None = None) -> None:
                                    allow_reset=not args.no_reset, data_dir=args.data_dir, sync=args.sync,
                                    sync_interval=args.sync_interval_ms / 1000,
                                    snapshot_bytes=int(args.snapshot_mb * 1024 * 1024),
-                                   admin_token=args.admin_token))
+                                   admin_token=args.admin_token, **wire_settings(args)))
     if args.data_dir is not None:
         from .durability import STARTUP_ERRORS, Durability
 
@@ -124,6 +166,7 @@ def main(argv: list[str] | None = None) -> None:
             raise SystemExit(f"dynalocal: cannot use --init {err}") from None
     server = HttpServer(create_app(ctx), args.host, args.port, request_timeout=args.request_timeout,
                         keep_alive_timeout=args.keep_alive_timeout, allowed_hosts=allowed_hosts(args.allowed_hosts))
+    install_plugins(server)  # CORS, authentication and isolation, compression
     try:
         server.run()
     except OSError as err:  # e.g. the port is taken
@@ -131,6 +174,29 @@ def main(argv: list[str] | None = None) -> None:
         raise SystemExit(3) from None
     except StartupFailed:  # a start-up hook failed (logged): exit as uvicorn did when its lifespan failed
         raise SystemExit(3) from None
+
+
+def wire_settings(args: argparse.Namespace) -> dict:
+    """The Settings members of add_wire_options (credentials loaded, CORS origins split)."""
+    from .auth import load_credentials
+
+    try:
+        credentials = load_credentials(args.credentials)
+    except (OSError, ValueError) as err:
+        raise SystemExit(f"dynalocal: cannot read credentials: {err}") from None
+    if args.auth == "verify" and not credentials:
+        raise SystemExit("dynalocal: --auth verify needs DYNALOCAL_CREDENTIALS or --credentials FILE")
+    return {"auth": args.auth, "credentials": credentials, "isolation": args.isolation,
+            "cors_origins": cors_origins(args.cors_origins), "transient_delay": max(0.0, args.transient_delay)}
+
+
+def cors_origins(value: str | None) -> tuple[str, ...]:
+    """--cors-origins as a tuple of origin patterns (the local ones by default)."""
+    from .cors import LOCAL_ORIGINS
+
+    if value is None:
+        return LOCAL_ORIGINS
+    return tuple(o.strip() for o in value.split(",") if o.strip())
 
 
 def allowed_hosts(value: str) -> list[str]:

@@ -30,10 +30,14 @@ def headers(body: bytes, content_type: bytes = JSON_TYPE) -> list[tuple[bytes, b
     ]
 
 
-def header_block(body: bytes, content_type: bytes = JSON_TYPE) -> bytes:
-    """The same headers as `headers`, already framed as HTTP/1.1 header lines."""
-    return b"content-type: %s\r\ncontent-length: %d\r\nx-amzn-requestid: %s\r\nx-amz-crc32: %d\r\n" % (
-        content_type, len(body), request_id(), zlib.crc32(body))
+_PREFIX_BYTES = _PREFIX.encode()
+
+
+def header_block(body: bytes, content_type: bytes = JSON_TYPE, _prefix: bytes = _PREFIX_BYTES,
+                 _next=_COUNTER.__next__, _crc=zlib.crc32) -> bytes:
+    """The same headers as `headers`, already framed as HTTP/1.1 header lines (request id formatted inline)."""
+    return b"content-type: %s\r\ncontent-length: %d\r\nx-amzn-requestid: %s%012d\r\nx-amz-crc32: %d\r\n" % (
+        content_type, len(body), _prefix, _next() % 1000000000000, _crc(body))
 
 
 def error_body(err: DynamoError) -> bytes:

@@ -9,7 +9,7 @@ import time
 from typing import Any, Callable
 
 from ..storage.capacity.registry import Capacity
-from ..storage.database import Database
+from ..storage.database import ACCOUNT, REGION, Database
 
 
 class _Record:
@@ -41,6 +41,11 @@ class Settings(_Record):
                  sync: str = "batch",  # always | batch | none: when the log is fsynced (see server.groupcommit)
                  sync_interval: float = 0.002,  # batch mode: least seconds between fsyncs while several writes wait
                  snapshot_bytes: int = 64 * 1024 * 1024,  # log bytes after which a snapshot is taken (at least)
+                 auth: str = "relaxed",  # relaxed | verify | none (see server.auth)
+                 credentials: dict | None = None,  # access key -> (secret, account) for --auth verify
+                 isolation: str = "shared",  # shared | region | account: which tables a request sees
+                 cors_origins: tuple = ("http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"),
+                 transient_delay: float = 0.0,  # seconds tables stay CREATING/UPDATING/DELETING
                  admin_token: str | None = None,  # required by guarded admin routes when set (server.adminguard)
                  ) -> None:
         self.host = host
@@ -55,6 +60,11 @@ class Settings(_Record):
         self.sync = sync
         self.sync_interval = sync_interval
         self.snapshot_bytes = snapshot_bytes
+        self.auth = auth
+        self.credentials = {} if credentials is None else credentials
+        self.isolation = isolation
+        self.cors_origins = cors_origins
+        self.transient_delay = transient_delay
         self.admin_token = admin_token
 
 
@@ -79,6 +89,12 @@ class Context(_Record):
         self.tokens = {} if tokens is None else tokens
         self.journal = journal
         self.startup = [] if startup is None else startup
+        # The caller of the request being handled (set per request by the authentication step):
+        # its region and account (ARNs), and the catalog key prefix its tables live under
+        # ("" unless --isolation region|account, see server.isolation).
+        self.region = REGION
+        self.account = ACCOUNT
+        self.scope = ""
 
     @property
     def clock(self) -> Callable[[], float]:

@@ -124,6 +124,7 @@ class HttpProtocol(asyncio.Protocol):
             self._done = True
         except httptools.HttpParserError:
             self._done = True
+            self._req = self._since = None  # the malformed request is not waited for (no 408 after the 400)
             self._push((frame(400, _BAD, codec.JSON_TYPE, b"", self.defaults.block, False), True))
             return
         if in_head and self._in_head:  # a head spread over reads: counted here, not per header (hot path)
@@ -165,7 +166,7 @@ class HttpProtocol(asyncio.Protocol):
         self._head_bytes = 0
         self._idle_since = None
         if self._since is None:
-            self._since = now = self.loop.time()
+            self._since = now = self.server.clock  # a ceiling of the time: deadlines are never early
             if self._deadline is None:
                 self._watch_until(now + self.request_timeout)
 
@@ -387,7 +388,7 @@ class HttpProtocol(asyncio.Protocol):
 
     def _idle(self) -> None:
         """Start the keep-alive period."""
-        self._idle_since = now = self.loop.time()
+        self._idle_since = now = self.server.clock
         due = now + self.keep_alive_timeout
         if self._deadline is None:
             self._watch_until(due)
@@ -400,7 +401,7 @@ class HttpProtocol(asyncio.Protocol):
 
     def _watch(self) -> None:
         self._deadline = None
-        if self._closed:
+        if self._closed or self._closing:
             return
         if self._since is not None:
             due = self._since + self.request_timeout

@@ -31,8 +31,13 @@ def load_seed(paths: list[str]) -> list[Request]:
 async def apply_seed(ctx: Context, requests: list[Request]) -> int:
     """Send the seed requests; skip tables that exist already. Return how many requests ran."""
     from .app import dispatch
+    from .auth import DEFAULT_ACCOUNT, DEFAULT_REGION, scope_of
+    from .handlers.common import scoped_names
 
-    existing = set(ctx.db.tables)
+    # seed tables belong to the default caller (us-east-1, account 000000000000) under --isolation
+    ctx.region, ctx.account = DEFAULT_REGION, DEFAULT_ACCOUNT
+    ctx.scope = scope_of(ctx.settings.isolation, DEFAULT_REGION, DEFAULT_ACCOUNT)
+    existing = set(scoped_names(ctx, ctx.db.tables))
     skipped = {body["TableName"] for op, body in requests if op == "CreateTable" and body["TableName"] in existing}
     mode, ctx.settings.throttling = ctx.settings.throttling, "off"
     ran = 0

@@ -1,7 +1,9 @@
 """The catalog: all tables by name, each with its data and its description metadata.
 
-All credentials and regions share one database. Requests run one at a time on the event
-loop thread, so a request's reads and writes are atomic with respect to every other request.
+Requests run one at a time on the event loop thread, so a request's reads and writes are atomic
+with respect to every other request. With `--isolation region|account` the tables of each
+region (or account and region) live in the same catalog under scoped keys, `<scope>/<name>`
+(`/` cannot occur in a table name); in the default shared mode the key is the name itself.
 """
 from __future__ import annotations
 
@@ -16,6 +18,7 @@ from .table import Table
 
 ACCOUNT = "000000000000"
 REGION = "us-east-1"
+SCOPE_SEPARATOR = "/"
 
 
 @dataclass
@@ -37,17 +40,26 @@ class TableEntry:
     extra: dict[str, Any] = field(default_factory=dict)  # other description members, echoed
     ttl_attribute: str | None = None  # TimeToLive attribute name while TTL is enabled
     point_in_time_recovery: bool = False
+    transient_until: float = 0.0  # wall-clock end of a delayed CREATING/UPDATING status (server.handlers.transient)
     # when the table last became PAY_PER_REQUEST (None: created so, or never); BillingModeSummary shows it
     pay_per_request_since: float | None = None
     contributor_insights: dict[str | None, str] = field(default_factory=dict)  # index (None = table) -> status
+    region: str = REGION  # the region and account of the request that created the table (its ARN)
+    account: str = ACCOUNT
 
     @property
     def name(self) -> str:
+        """The table's name, as clients know it."""
+        return self.table.name.rpartition(SCOPE_SEPARATOR)[2]
+
+    @property
+    def key(self) -> str:
+        """The table's key in the catalog: the name, prefixed with its scope under isolation."""
         return self.table.name
 
     @property
     def arn(self) -> str:
-        return f"arn:aws:dynamodb:{REGION}:{ACCOUNT}:table/{self.name}"
+        return f"arn:aws:dynamodb:{self.region}:{self.account}:table/{self.name}"
 
 
 class Database:
@@ -55,6 +67,7 @@ class Database:
 
     def __init__(self) -> None:
         self.tables: dict[str, TableEntry] = {}
+        self.deleting: dict[str, tuple[TableEntry, float]] = {}  # dropped tables still shown DELETING, until
         self.streams = StreamRegistry()  # DynamoDB Streams, kept apart: they outlive their tables
 
     def create(self, name: str, schema: KeySchema, partitions: int = 1, **meta: Any) -> TableEntry:

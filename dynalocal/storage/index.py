@@ -19,7 +19,8 @@ import orjson
 from ..errors import ValidationException, invalid
 from .blob import dumps
 from .capacity import write_units
-from .keys import SHORT_HASH, SHORT_RANGE, KeySchema, raw_bytes, sort_bytes
+from .keys import (HASH_TOO_BIG, MAX_HASH_BYTES, MAX_RANGE_BYTES, RANGE_TOO_BIG, SHORT_HASH, SHORT_RANGE, KeySchema,
+                   raw_bytes, sort_bytes)
 from .mutation import Mutation
 from .partition import Record
 from .table import ItemStore, Table
@@ -105,22 +106,14 @@ class Index(ItemStore):
             key += escape(sort_bytes(schema.range_type, r)) + TERM  # type: ignore[arg-type]
         return key + table_key
 
-    def oversized_key(self, item: dict) -> str | None:
-        """The index key attribute of `item` beyond DynamoDB's key size limits (2048 bytes for the
-        partition key, 1024 for the sort key), or None."""
-        schema = self.schema
-        for name, kind, limit in ((schema.hash_name, schema.hash_type, 2048), (schema.range_name, schema.range_type, 1024)):
-            if name is None or kind == "N":
-                continue
-            value = (item.get(name) or {}).get(kind)
-            if value is not None and len(raw_bytes(kind, value)) > limit:
-                return name
-        return None
-
     def start_key(self, esk: dict) -> bytes:
         """Store key of a validated ExclusiveStartKey (index keys plus table keys)."""
         key = self.store_key(esk, self.table_schema.encode_item(esk))
-        assert key is not None
+        if key is None:  # the (validated) start key's index key values are beyond the size limits
+            schema = self.schema
+            schema.encode(esk[schema.hash_name][schema.hash_type],
+                          esk[schema.range_name][schema.range_type] if schema.range_name is not None else None)
+            raise AssertionError("an index start key that fits the limits has a store key")
         return key
 
     # -- maintenance --------------------------------------------------------------------------
@@ -159,7 +152,7 @@ class Index(ItemStore):
             for key, record in part.items():
                 item = orjson.loads(record[0])
                 store_key = self.store_key(item, key)
-                if store_key is not None and self.oversized_key(item) is None:  # DynamoDB skips those
+                if store_key is not None:  # store_key skips oversized index keys, as DynamoDB does
                     self.partition_of(store_key).put(store_key, self.entry(item, record))
 
 
@@ -228,11 +221,9 @@ def check_index_keys(table: Table, item: dict, update: bool = False) -> None:
                     "One or more parameter values are not valid. A value specified for a secondary index key is not "
                     "supported. The AttributeValue for a key attribute cannot contain an empty "
                     f"{'string' if kind == 'S' else 'binary'} value. IndexName: {index.name}, IndexKey: {name}")
-        oversized = index.oversized_key(item)
-        if oversized is not None and oversized not in table.schema.names:
-            if oversized == schema.hash_name:
-                raise invalid("Size of hashkey has exceeded the maximum size limit of2048 bytes")
-            raise invalid("Aggregated size of all range keys has exceeded the size limit of 1024 bytes")
+            if kind != "N" and len(raw_bytes(kind, value)) > (MAX_HASH_BYTES if name == schema.hash_name
+                                                              else MAX_RANGE_BYTES):
+                raise invalid(HASH_TOO_BIG if name == schema.hash_name else RANGE_TOO_BIG)
 
 
 __all__ = ["Index", "TERM", "TERM_NEXT", "escape", "maintain", "attach", "detach", "build_indexes",

@@ -18,6 +18,7 @@ from typing import Callable
 
 from ..errors import ValidationException, invalid
 from . import numbers
+from .sizedcache import SizedCache
 
 MAX_HASH_BYTES = 2048
 MAX_RANGE_BYTES = 1024
@@ -77,16 +78,6 @@ def _sort_function(kind: str | None) -> Callable[[str], bytes] | None:
     return base64.b64decode
 
 
-class _PrefixCache(dict):
-    """hash value -> partition prefix, with the bytes it holds (bounded by count and by bytes)."""
-
-    __slots__ = ("bytes",)
-
-    def __init__(self) -> None:
-        super().__init__()
-        self.bytes = 0
-
-
 @dataclass(frozen=True, slots=True)
 class KeySchema:
     """A table's (or index's) key: attribute names and their scalar types."""
@@ -98,14 +89,14 @@ class KeySchema:
     names: tuple[str, ...] = field(init=False, repr=False, compare=False)
     name_set: frozenset[str] = field(init=False, repr=False, compare=False)
     _sort: Callable[[str], bytes] | None = field(init=False, repr=False, compare=False)
-    _prefixes: _PrefixCache = field(init=False, repr=False, compare=False)  # hash value -> prefix
+    _prefixes: SizedCache = field(init=False, repr=False, compare=False)  # hash value -> prefix
 
     def __post_init__(self) -> None:
         names = (self.hash_name,) if self.range_name is None else (self.hash_name, self.range_name)
         object.__setattr__(self, "names", names)
         object.__setattr__(self, "name_set", frozenset(names))
         object.__setattr__(self, "_sort", _sort_function(self.range_type))
-        object.__setattr__(self, "_prefixes", _PrefixCache())
+        object.__setattr__(self, "_prefixes", SizedCache())
 
     def partition_prefix(self, hash_value: str) -> bytes:
         """token | len | pk: the encoded-key prefix shared by all items of one partition key.
@@ -131,13 +122,8 @@ class KeySchema:
         """The prefix, now cached: reads and updates of a partition key tend to repeat (writes of
         new items do not, so those paths only look the cache up)."""
         prefix = self._prefix(hash_value)
-        cache = self._prefixes
-        cost = len(hash_value) + len(prefix) + ENTRY_OVERHEAD
-        if len(cache) >= PREFIX_CACHE_SIZE or cache.bytes + cost > PREFIX_CACHE_BYTES:
-            cache.clear()
-            cache.bytes = 0
-        cache[hash_value] = prefix
-        cache.bytes += cost
+        self._prefixes.remember(hash_value, prefix, len(hash_value) + len(prefix) + ENTRY_OVERHEAD,
+                                PREFIX_CACHE_SIZE, PREFIX_CACHE_BYTES)
         return prefix
 
     def encode(self, hash_value: str, range_value: str | None) -> bytes:

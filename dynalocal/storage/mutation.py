@@ -74,8 +74,15 @@ class Mutation:
         old, new = self.old, self.new
         if old is None or new is None:
             return old is not new
-        return old[0] != new[0] and self.old_item != self.new_item and not same_value({"M": self.old_item},
-                                                                                      {"M": self.new_item})
+        if old[0] == new[0]:
+            return False
+        a, b = self.old_item, self.new_item
+        if a == b:
+            return False
+        if a.keys() != b.keys():  # type: ignore[union-attr]
+            return True
+        # Only attributes that differ as JSON are compared as DynamoDB values (sets are unordered).
+        return not all(v == b[k] or same_value(v, b[k]) for k, v in a.items())  # type: ignore[index,union-attr]
 
 
 _SETS = ("SS", "NS", "BS")

@@ -34,8 +34,9 @@ FRAME = struct.Struct("<II")
 RECORD = struct.Struct("<BHIII")
 PUT, DELETE, META, DROP, STREAM = 1, 2, 3, 4, 5
 _SEGMENT = re.compile(r"wal-(\d{8})\.log")
-# Where a group frame may start: a frame header, then a record's kind (1..5) and a name length below 256.
-_CANDIDATE = re.compile(rb"(?=.{8}[\x01-\x05][\x01-\xff]\x00)", re.DOTALL)
+# Where a group frame may start: a frame header, then a record's kind (1..5) and a name length below 1024
+# (table names, and stream ARNs, which can pass 255 bytes).
+_CANDIDATE = re.compile(rb"(?=.{8}[\x01-\x05][\x00-\xff][\x00-\x03])", re.DOTALL)
 # fdatasync also persists the file size (needed to read appended data back) but skips mtime: much cheaper.
 _datasync = getattr(os, "fdatasync", os.fsync)
 

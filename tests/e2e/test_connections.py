@@ -154,6 +154,7 @@ def test_sigterm_answers_requests_in_flight_and_flushes_the_log(tmp_path):
     log = proc.log()
     assert code in (0, -signal.SIGTERM), log
     assert "Traceback" not in log and "SIGTERM" in log and "dynalocal stopped" in log
+    assert log.index("SIGTERM") < log.rindex("snapshot") < log.index("dynalocal stopped")  # the final snapshot
     assert problems == []
     with ServerProcess(data, log_path=tmp_path / "restart.log") as again:
         stored = {i["pk"]["S"] for i in scan_all(again.client(), "items")}

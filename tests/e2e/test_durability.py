@@ -165,18 +165,20 @@ def test_writes_and_the_reads_that_see_them_are_answered_only_once_durable(tmp_p
             TableName="items", Item=item("held", 1, "v"))))
         write.start()
         table = ctx.db.tables["items"].table
-        deadline = time.monotonic() + 10
+        deadline = time.monotonic() + 60
         while not any(b"held" in k for p in table.partitions for k, _ in p.items()):
             assert time.monotonic() < deadline, "the write never reached the server"
             time.sleep(0.01)
         read = threading.Thread(target=lambda: done.setdefault("read", reader.get_item(
             TableName="items", Key={"pk": {"S": "held"}, "sk": {"N": "1"}})))
         read.start()
-        time.sleep(0.5)
+        while len(journal.commits._waiters) < 2:  # the read reached the server and waits too
+            assert time.monotonic() < deadline, "the read never reached the server"
+            time.sleep(0.01)
         assert done == {}, "answered before the write was durable"
         gate.set()
-        write.join(10)
-        read.join(10)
+        write.join(60)
+        read.join(60)
         assert "Item" in done["read"] and done["write"]["ResponseMetadata"]["HTTPStatusCode"] == 200
 
 

@@ -94,11 +94,16 @@ TEMPLATES: dict[str, list[dict]] = {
                                              ":t": {"S": "N"}}, "ExclusiveStartKey": KEY},
               {"TableName": "fuzz-range", "IndexName": "by-g", "KeyConditionExpression": "g = :g",
                "ExpressionAttributeValues": {":g": {"S": "g1"}}, "Select": "COUNT"},
+              {"TableName": "fuzz-range", "IndexName": "by-g-local", "KeyConditionExpression": "pk = :p AND g > :g",
+               "ExpressionAttributeValues": {":p": {"S": "p1"}, ":g": {"S": "a"}},
+               "ExclusiveStartKey": {"pk": {"S": "p1"}, "sk": {"N": "1"}, "g": {"S": "g1"}}},
               {"TableName": "fuzz-range", "KeyConditions": {"pk": {"ComparisonOperator": "EQ",
                                                                    "AttributeValueList": [{"S": "p0"}]}}}],
     "Scan": [{"TableName": "fuzz-range", "Segment": 1, "TotalSegments": 3, "FilterExpression": "n < :v",
               "ExpressionAttributeValues": {":v": {"N": "100"}}, "ProjectionExpression": "pk, sk"},
-             {"TableName": "fuzz-hash", "ScanFilter": {"v": {"ComparisonOperator": "NOT_NULL"}}, "Limit": 1}],
+             {"TableName": "fuzz-hash", "ScanFilter": {"v": {"ComparisonOperator": "NOT_NULL"}}, "Limit": 1},
+             {"TableName": "fuzz-range", "IndexName": "by-g", "Limit": 2,
+              "ExclusiveStartKey": {"pk": {"S": "p1"}, "sk": {"N": "1"}, "g": {"S": "g1"}}}],
     "BatchGetItem": [{"RequestItems": {"fuzz-range": {"Keys": [KEY, {"pk": {"S": "p0"}, "sk": {"N": "0"}}],
                                                       "ProjectionExpression": "n"},
                                        "fuzz-hash": {"Keys": [{"id": {"S": "i0"}}], "ConsistentRead": True}}}],
@@ -228,7 +233,9 @@ class Fuzzer:
         self.baseline = self.state()
 
     def send(self, operation: str | None, raw: bytes, content_type: str = "application/x-amz-json-1.0"):
-        headers = {"Content-Type": content_type}
+        headers = {"Content-Type": content_type,  # signed, as every SDK request is (--auth relaxed checks the form)
+                   "Authorization": "AWS4-HMAC-SHA256 Credential=fuzz/20250101/us-east-1/dynamodb/aws4_request, "
+                                    "SignedHeaders=host, Signature=00"}
         if operation is not None:
             headers["X-Amz-Target"] = T + operation
         try:

@@ -130,6 +130,8 @@ def closed_within(sock: socket.socket, seconds: float) -> tuple[bytes, float]:
 
 def put_request(body: bytes, length: int | None = None) -> bytes:
     return (b"POST / HTTP/1.1\r\nHost: x\r\nX-Amz-Target: DynamoDB_20120810.PutItem\r\n"
+            b"Authorization: AWS4-HMAC-SHA256 Credential=test/20250101/us-east-1/dynamodb/aws4_request, "
+            b"SignedHeaders=host, Signature=00\r\n"
             b"Content-Type: application/x-amz-json-1.0\r\nContent-Length: %d\r\n\r\n" % (length or len(body))) + body
 
 

@@ -1,23 +1,16 @@
 """DynamoDB Streams end to end through boto3's `dynamodbstreams` client, on an injected wall clock."""
 from __future__ import annotations
 
+import json
 import time
 import uuid
 
 import pytest
 from botocore.exceptions import ClientError
 
-from conftest import LiveServer
+from conftest import LiveServer, WallClock
 from dynalocal.server.context import Context, Settings
 from stream_reader import all_shards, read_shard, read_stream, streams_client
-
-
-class WallClock:
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture(scope="module")
@@ -327,3 +320,74 @@ def test_stream_errors(live):
     assert status == 400 and b"UnknownOperationException" in body
     status, _, body = live.raw("DynamoDB_20120810.ListStreams", {})
     assert status == 400 and b"UnknownOperationException" in body
+
+
+@pytest.mark.parametrize("change", [
+    {"WarmThroughput": {"WriteUnitsPerSecond": 4000}},
+    {"ProvisionedThroughput": {"ReadCapacityUnits": 100, "WriteCapacityUnits": 3000}},
+])
+def test_updatetable_growth_splits_shards_with_lineage(live, change):
+    ddb, streams = live.ddb, live.streams
+    name, arn = _table(live, "KEYS_ONLY", Tags=[{"Key": "dynalocal:partitions", "Value": "1"}])
+    ddb.put_item(TableName=name, Item={"pk": {"S": "before"}})
+    (parent,) = all_shards(streams, arn)
+    ddb.update_table(TableName=name, **change)
+    shards = all_shards(streams, arn)
+    children = [s for s in shards if s.get("ParentShardId") == parent["ShardId"]]
+    assert len(children) >= 3 and len(shards) == len(children) + 1
+    assert "EndingSequenceNumber" in shards[0]["SequenceNumberRange"]
+    ddb.put_item(TableName=name, Item={"pk": {"S": "after"}})
+    assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in read_stream(streams, arn)] == ["before", "after"]
+
+
+def test_get_records_pages_stop_at_1_mb(live):
+    ddb, streams = live.ddb, live.streams
+    name, arn = _table(live, "NEW_IMAGE", Tags=[{"Key": "dynalocal:partitions", "Value": "1"}])
+    for i in range(5):
+        ddb.put_item(TableName=name, Item={"pk": {"S": f"big{i}"}, "blob": {"S": "x" * 300_000}})
+    (shard,) = all_shards(streams, arn)
+    iterator = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"],
+                                          ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+    first = streams.get_records(ShardIterator=iterator)
+    assert len(first["Records"]) == 3 and sum(r["dynamodb"]["SizeBytes"] for r in first["Records"]) <= 1024 * 1024
+    rest = streams.get_records(ShardIterator=first["NextShardIterator"])
+    assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in rest["Records"]] == ["big3", "big4"]
+
+
+def test_requests_are_validated_by_the_streams_service_model(live):
+    status, _, body = live.raw("DynamoDBStreams_20120810.DescribeStream", {"StreamArn": "short"})
+    assert status == 400 and json.loads(body) == {
+        "__type": "com.amazon.coral.validate#ValidationException",
+        "message": "1 validation error detected: Value 'short' at 'streamArn' failed to satisfy constraint: "
+                   "Member must have length greater than or equal to 37"}
+    status, _, body = live.raw("DynamoDBStreams_20120810.GetShardIterator", {
+        "StreamArn": "arn:aws:dynamodb:us-east-1:000000000000:table/t/stream/2024-01-01T00:00:00.000",
+        "ShardId": "shardId-00000000000000000000-00000000", "ShardIteratorType": "OLDEST"})
+    assert status == 400 and "Member must satisfy enum value set: [TRIM_HORIZON, LATEST, AT_SEQUENCE_NUMBER, " \
+        "AFTER_SEQUENCE_NUMBER, AT_TIMESTAMP]" in json.loads(body)["message"]
+    status, _, body = live.raw("DynamoDBStreams_20120810.ListStreams", {"Limit": 0})
+    assert status == 400 and "Member must have value greater than or equal to 1" in json.loads(body)["message"]
+
+
+def test_partiql_writes_emit_records(live):
+    ddb = live.ddb
+    name, arn = _table(live, "NEW_AND_OLD_IMAGES")
+    ddb.execute_statement(Statement=f"INSERT INTO \"{name}\" VALUE {{'pk': 'q', 'n': 1}}")
+    ddb.execute_statement(Statement=f"UPDATE \"{name}\" SET n = 2 WHERE pk = 'q'")
+    ddb.execute_statement(Statement=f"UPDATE \"{name}\" SET n = 2 WHERE pk = 'q'")  # no change: no record
+    ddb.execute_statement(Statement=f"DELETE FROM \"{name}\" WHERE pk = 'q'")
+    assert [(e, d.get("NewImage", {}).get("n")) for e, d in _events(live, arn)] == [
+        ("INSERT", {"N": "1"}), ("MODIFY", {"N": "2"}), ("REMOVE", None)]
+
+
+def test_reset_forgets_every_stream():
+    with LiveServer() as server:
+        ddb, streams = server.client(), streams_client(server.url)
+        ddb.create_table(TableName="gone", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                         AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                         BillingMode="PAY_PER_REQUEST",
+                         StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"})
+        assert len(streams.list_streams()["Streams"]) == 1
+        status, _, _ = server.raw(None, b"", path="/_dynalocal/reset")
+        assert status == 200
+        assert streams.list_streams()["Streams"] == []

@@ -82,3 +82,58 @@ def test_writes_that_cannot_be_logged_leave_no_stream_record(tmp_path):
         f.client.put_item(TableName="rolled", Item={"pk": {"S": "after"}})
         after = read_stream(streams, arn)
         assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in after if r not in before] == ["after"]
+
+
+def test_sigkill_under_load_every_acknowledged_write_has_its_record_and_every_record_its_write(tmp_path):
+    import threading
+    import time
+
+    server = ServerProcess(tmp_path / "data", "--throttling", "off", "--snapshot-mb", "0.05",
+                           log_path=tmp_path / "server.log")
+    with server:
+        client = server.client()
+        arn = client.create_table(
+            TableName="load", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}], BillingMode="PAY_PER_REQUEST",
+            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"})["TableDescription"][
+            "LatestStreamArn"]
+        acked: dict[str, list[int]] = {}  # key -> acknowledged counters
+        lock, stop = threading.Lock(), threading.Event()
+
+        def write(n: int) -> None:
+            writer = server.client()
+            i = 0
+            while not stop.is_set():
+                i += 1
+                key = f"w{n}-{i % 7}"
+                try:
+                    writer.put_item(TableName="load", Item={"pk": {"S": key}, "i": {"N": str(i)}, "pad": {"S": "p" * 200}})
+                except Exception:  # killed mid-request: unacknowledged
+                    return
+                with lock:
+                    acked.setdefault(key, []).append(i)
+
+        threads = [threading.Thread(target=write, args=(n,), daemon=True) for n in range(3)]
+        for thread in threads:
+            thread.start()
+        deadline = time.monotonic() + 120
+        while len(acked) < 21 or sum(map(len, acked.values())) < 300:
+            assert time.monotonic() < deadline, "too few writes acknowledged"
+            time.sleep(0.01)
+        server.kill()
+        stop.set()
+        for thread in threads:
+            thread.join(30)
+        server.start()
+        client = server.client()
+        records = read_stream(streams_client(server.url), arn)
+        streamed: dict[str, list[int]] = {}
+        for record in records:
+            streamed.setdefault(record["dynamodb"]["Keys"]["pk"]["S"], []).append(
+                int(record["dynamodb"]["NewImage"]["i"]["N"]))
+        table = {item["pk"]["S"]: int(item["i"]["N"]) for item in client.scan(TableName="load")["Items"]}
+        assert set(streamed) == set(table)
+        for key, values in streamed.items():
+            assert values == sorted(values)  # in order
+            assert values[-1] == table[key]  # the last record is the item as recovered: no record without its write
+            assert set(acked.get(key, ())) <= set(values)  # every acknowledged write has its record

@@ -6,16 +6,8 @@ import time
 import pytest
 from botocore.exceptions import ClientError
 
-from conftest import LiveServer
+from conftest import LiveServer, WallClock
 from dynalocal.server.context import Context, Settings
-
-
-class WallClock:
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 @pytest.fixture(scope="module")

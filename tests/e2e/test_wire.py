@@ -11,6 +11,8 @@ import pytest
 from dynalocal.server.handlers import HANDLERS, KNOWN_OPERATIONS
 
 TARGET = "DynamoDB_20120810."
+AUTH = {"Authorization": "AWS4-HMAC-SHA256 Credential=test/20250101/us-east-1/dynamodb/aws4_request, "
+                         "SignedHeaders=host, Signature=00"}  # every SDK signs: --auth relaxed wants the header
 SERIALIZATION = b'{"__type":"com.amazon.coral.service#SerializationException"}'
 UNKNOWN_OPERATION = b'{"__type":"com.amazon.coral.service#UnknownOperationException"}'
 NOT_FOUND = b"<UnknownOperationException/>\n"
@@ -235,7 +237,7 @@ def test_exactly_16_mib_is_accepted(server):
 def test_over_16_mib_is_413_and_the_server_keeps_serving(server):
     conn = connection(server)
     conn.request("POST", "/", body=padded(MIB16 + 1), headers={
-        "Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": TARGET + "ListTables"})
+        "Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": TARGET + "ListTables", **AUTH})
     response = conn.getresponse()
     body = response.read()
     assert response.status == 413
@@ -254,7 +256,7 @@ def test_chunked_body_over_16_mib_is_413(server):
 
     conn = connection(server)
     conn.request("POST", "/", body=chunks(), encode_chunked=True, headers={
-        "Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": TARGET + "ListTables"})
+        "Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": TARGET + "ListTables", **AUTH})
     response = conn.getresponse()
     response.read()
     assert response.status == 413
@@ -265,7 +267,7 @@ def test_chunked_body_over_16_mib_is_413(server):
 def test_small_chunked_body_is_read_whole(server):
     conn = connection(server)
     conn.request("POST", "/", body=iter([b'{"Li', b'mit": 1', b"}"]), encode_chunked=True, headers={
-        "Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": TARGET + "ListTables"})
+        "Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": TARGET + "ListTables", **AUTH})
     response = conn.getresponse()
     assert response.status == 200 and "TableNames" in json.loads(response.read())
     conn.close()
@@ -276,7 +278,7 @@ def test_keep_alive_serves_many_requests_on_one_connection(server):
     for i in range(5):
         payload = b"{not json" if i % 2 else b"{}"
         conn.request("POST", "/", body=payload, headers={
-            "Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": TARGET + "ListTables"})
+            "Content-Type": "application/x-amz-json-1.0", "X-Amz-Target": TARGET + "ListTables", **AUTH})
         response = conn.getresponse()
         body = response.read()
         assert response.status == (400 if i % 2 else 200)

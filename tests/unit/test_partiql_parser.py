@@ -37,6 +37,13 @@ def test_lexer_unescapes_quotes_and_tracks_positions():
     assert string.text == "it's" and (string.line, string.column) == (2, 11)
 
 
+def test_comments():
+    st = parse("SELECT /* all\n of it */ * FROM t -- the table\nWHERE a = 1")
+    assert st.tree.where == A.Compare("=", p("a"), v(0))
+    assert tokenize("/* x\n*/ a")[0].line == 2
+    assert error("SELECT * /* open") == "Statement wasn't well formed, can't be processed: Unterminated comment at 1:10"
+
+
 def test_lexer_operators_and_numbers():
     texts = [t.text for t in tokenize("<< >> <= >= <> != 1.5e3 .5 -- comment")][:-1]
     assert texts == ["<<", ">>", "<=", ">=", "<>", "!=", "1.5e3", ".5"]

@@ -291,3 +291,16 @@ def test_recovery_uses_the_newest_snapshot_and_deletes_what_it_supersedes(tmp_pa
     assert state(recovered) == state(db)
     assert (result.snapshot, result.groups, result.next_generation) == (1, 1, 2)
     assert sorted(p.name for p in tmp_path.iterdir()) == ["snapshot-00000001.snap", "wal-00000001.log"]
+
+
+def test_salvage_finds_groups_that_start_with_a_long_stream_arn(tmp_path):
+    arn = "arn:aws:dynamodb:us-east-1:000000000000:table/" + "t" * 255 + "/stream/2026-01-01T00:00:00.000"
+    groups = [wal.encode_group([(wal.STREAM, arn, b"event-%d" % i, None)]) for i in range(4)]
+    path = tmp_path / "wal-00000000.log"
+    ends = write_segment(path, groups)
+    data = bytearray(path.read_bytes())
+    data[ends[0] + 12] ^= 0x01  # damage the second group
+    assert wal.salvage(bytes(data))[0] == [groups[0]] + groups[2:]
+    assert wal.scan_segment(path).problem is None
+    path.write_bytes(bytes(data))
+    assert wal.scan_segment(path).resume == ends[1]  # damage inside the log, not a torn tail

@@ -186,3 +186,19 @@ def test_item_validation_keeps_its_errors():
     with pytest.raises(ValidationException, match="maximum length"):
         validate_item({"é" * 40000: {"S": "x"}})
     validate_item({"x" * 16383: {"S": "é"}})
+
+
+def test_expression_caches_are_bounded_in_bytes(monkeypatch):
+    """4 KB expressions parse to ~250 KB each: a cache bounded only by count could hold a gigabyte."""
+    from dynalocal.expressions import compile as compile_module
+    from dynalocal.expressions import partiql_parser
+
+    for module, parse in ((compile_module, lambda t: compile_module.template("ConditionExpression", t)),
+                          (partiql_parser, lambda t: partiql_parser.parse_statement('SELECT * FROM "t" WHERE ' + t))):
+        monkeypatch.setattr(module, "CACHE_BYTES", 1 << 20)
+        module._cache.clear()
+        for i in range(200):
+            parse(" AND ".join(f"a{j} = b{j}" for j in range(i, i + 150)))  # ~2 KB each
+            assert module._cache.bytes <= 1 << 20
+        assert 0 < len(module._cache) < 20
+        module._cache.clear()

@@ -40,19 +40,47 @@ def new_table_name(name: str) -> str:
     return resolved
 
 
+def _lookup(ctx: Context, name: str) -> TableEntry | None:
+    """The table a name (or table ARN) means for this request's caller."""
+    tables, scope = ctx.db.tables, ctx.scope
+    if scope:
+        return tables.get(scope + table_name(name))
+    return tables.get(name) or tables.get(table_name(name))
+
+
 def data_table(ctx: Context, name: str) -> TableEntry:
     """The table a data-plane request names; missing (or still creating) is ResourceNotFound."""
-    entry = ctx.db.tables.get(name) or ctx.db.tables.get(table_name(name))
-    if entry is None or entry.status == "CREATING":
+    entry = _lookup(ctx, name)
+    if entry is None or (entry.status != "ACTIVE" and _creating(ctx, entry)):
         raise ResourceNotFoundException("Requested resource not found")
     return entry
 
 
+def _creating(ctx: Context, entry: TableEntry) -> bool:
+    from .transient import settle
+
+    settle(ctx, entry)
+    return entry.status == "CREATING"
+
+
 def control_table(ctx: Context, name: str) -> TableEntry:
-    entry = ctx.db.tables.get(name) or ctx.db.tables.get(table_name(name))
+    """The table a control-plane request names (a DELETING one too); missing is ResourceNotFound."""
+    entry = _lookup(ctx, name)
+    if entry is None and ctx.db.deleting:
+        from .transient import deleting
+
+        entry = deleting(ctx).get(ctx.scope + table_name(name))
     if entry is None:
         raise ResourceNotFoundException(f"Requested resource not found: Table: {table_name(name)} not found")
     return entry
+
+
+def scoped_names(ctx: Context, keys) -> list[str]:
+    """The names, among catalog keys, of the tables this request's caller sees."""
+    scope = ctx.scope
+    if not scope:
+        return [k for k in keys if "/" not in k]
+    return [k[len(scope):] for k in keys if k.startswith(scope) and "/" not in k[len(scope):]]
 
 
 def compile_expressions(body: dict, operation: str):

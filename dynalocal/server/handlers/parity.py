@@ -5,7 +5,7 @@ import time
 
 from ...errors import ResourceNotFoundException, TableNotFoundException
 from ..context import Context
-from .common import control_table, table_name
+from .common import control_table, scoped_names, table_name
 
 
 def _backup_table(ctx: Context, name: str):
@@ -60,7 +60,7 @@ def update_contributor_insights(ctx: Context, body: dict) -> dict:
 
 
 def list_contributor_insights(ctx: Context, body: dict) -> dict:
-    names = [body["TableName"]] if body.get("TableName") else sorted(ctx.db.tables)
+    names = [body["TableName"]] if body.get("TableName") else sorted(scoped_names(ctx, ctx.db.tables))
     summaries = []
     for name in names:
         entry = control_table(ctx, name)

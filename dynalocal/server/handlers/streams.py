@@ -18,6 +18,7 @@ from typing import Any
 import orjson
 
 from ...errors import DynamoError, ResourceNotFoundException, ValidationException
+from ...storage.database import SCOPE_SEPARATOR
 from ...storage.streams import EVENT_NAMES, NEW_VIEWS, OLD_VIEWS, Shard, Stream
 from ..context import Context
 
@@ -41,8 +42,9 @@ class TrimmedDataAccessException(DynamoError):
 def _stream(ctx: Context, arn: str) -> Stream:
     if STREAM_ARN.fullmatch(arn) is None:
         raise ValidationException(f"Invalid StreamArn: {arn}")
-    stream = next((s for s in ctx.db.streams.visible() if s.arn == arn), None)
-    if stream is None:
+    registry = ctx.db.streams
+    stream = registry.streams.get(arn)
+    if stream is None or not stream.readable(registry.clock()):
         raise ResourceNotFoundException(f"Requested resource not found: Stream: {arn} not found")
     return stream
 
@@ -54,17 +56,24 @@ def _shard(stream: Stream, shard_id: str) -> Shard:
     return shard
 
 
+def _table_name(stream: Stream) -> str:
+    """The stream's table as clients name it (under --isolation its catalog key has a scope prefix)."""
+    return stream.table_name.rpartition(SCOPE_SEPARATOR)[2]
+
+
 def list_streams(ctx: Context, body: dict) -> dict:
-    streams = ctx.db.streams.visible()
+    scope = ctx.scope  # under --isolation, only the streams of this caller's tables
+    streams = [s for s in ctx.db.streams.visible()
+               if s.table_name.startswith(scope) and SCOPE_SEPARATOR not in s.table_name[len(scope):]]
     name = body.get("TableName")
     if name is not None:
-        streams = [s for s in streams if s.table_name == name]
+        streams = [s for s in streams if s.table_name == ctx.scope + name]
     start = body.get("ExclusiveStartStreamArn")
     if start is not None:
         arns = [s.arn for s in streams]
         streams = streams[arns.index(start) + 1:] if start in arns else []
     limit = body.get("Limit", 100)
-    out: dict[str, Any] = {"Streams": [{"StreamArn": s.arn, "TableName": s.table_name, "StreamLabel": s.label}
+    out: dict[str, Any] = {"Streams": [{"StreamArn": s.arn, "TableName": _table_name(s), "StreamLabel": s.label}
                                        for s in streams[:limit]]}
     if len(streams) > limit:
         out["LastEvaluatedStreamArn"] = streams[limit - 1].arn
@@ -88,7 +97,7 @@ def describe_stream(ctx: Context, body: dict) -> dict:
     description: dict[str, Any] = {
         "StreamArn": stream.arn, "StreamLabel": stream.label, "StreamStatus": stream.status,
         "StreamViewType": stream.view_type, "CreationRequestDateTime": stream.created,
-        "TableName": stream.table_name, "KeySchema": stream.key_schema,
+        "TableName": _table_name(stream), "KeySchema": stream.key_schema,
         "Shards": [_describe_shard(s) for s in shards[:limit]],
     }
     if len(shards) > limit:

@@ -9,8 +9,8 @@ from ...storage.database import TableEntry
 from ...storage.index import build_indexes
 from ...storage.keys import KeySchema
 from ..context import Context
-from . import index_updates, stream_spec
-from .common import control_table, new_table_name
+from . import index_updates, stream_spec, transient
+from .common import control_table, new_table_name, scoped_names
 
 MAX_THROUGHPUT = 10**12
 
@@ -138,18 +138,20 @@ def create_table(ctx: Context, body: dict) -> dict:
                       f"keys used: [{', '.join(sorted(used))}]")
     tags = body.get("Tags") or []
     stream = stream_spec.check(body.get("StreamSpecification"))
-    if name in ctx.db.tables:
+    key = ctx.scope + name
+    if key in ctx.db.tables or key in ctx.db.deleting:
         raise ResourceInUseException(f"Table already exists: {name}")
     extra = {k: body[k] for k in ("SSESpecification", "TableClass",
                                   "DeletionProtectionEnabled", "OnDemandThroughput", "WarmThroughput") if k in body}
     entry = ctx.db.create(
-        name, schema, key_schema=key_schema, attribute_definitions=definitions, billing_mode=billing,
+        key, schema, region=ctx.region, account=ctx.account, key_schema=key_schema, attribute_definitions=definitions, billing_mode=billing,
         read_capacity=read, write_capacity=write, gsis=gsis, lsis=lsis,
         tags={t["Key"]: t["Value"] for t in tags}, extra=extra)
     build_indexes(entry.table, gsis, lsis, definitions, billing)
     ctx.capacity.configure(entry)  # partition counts (table, LSIs, GSIs) and meters
     stream_spec.apply(ctx, entry, stream if stream is not None and stream[0] else None)  # shards follow them
-    # Tables are usable at once; the response shows CREATING as DynamoDB's does.
+    # Tables are usable at once, unless --transient-delay; the response shows CREATING as DynamoDB's does.
+    transient.begin(ctx, entry, "CREATING")
     return {"TableDescription": describe(entry, status="CREATING")}
 
 
@@ -238,23 +240,32 @@ def _describe_lsi(entry: TableEntry, lsi: dict) -> dict:
 
 
 def describe_table(ctx: Context, body: dict) -> dict:
-    return {"Table": describe(control_table(ctx, body["TableName"]))}
+    entry = control_table(ctx, body["TableName"])
+    transient.settle(ctx, entry)
+    return {"Table": describe(entry)}
 
 
 def delete_table(ctx: Context, body: dict) -> dict:
     entry = control_table(ctx, body["TableName"])
+    if entry.status == "DELETING":  # deleting it again is no error
+        return {"TableDescription": describe_deleted(entry)}
+    transient.check_not_in_use(ctx, entry)
     if entry.extra.get("DeletionProtectionEnabled"):
         raise ValidationException(f"Table '{entry.name}' can't be deleted while DeletionProtectionEnabled is set to True")
     stream_spec.disable(ctx, entry)  # its stream stays readable for 24 hours
-    ctx.db.drop(entry.name)
-    ctx.capacity.forget(entry.name)
+    ctx.db.drop(entry.key)
+    ctx.capacity.forget(entry.key)
+    transient.deleted(ctx, entry)
     return {"TableDescription": describe_deleted(entry)}
 
 
 def list_tables(ctx: Context, body: dict) -> dict:
     limit = body.get("Limit", 100)
     start = body.get("ExclusiveStartTableName")
-    names = sorted(ctx.db.tables, key=lambda n: n.encode())
+    keys = list(ctx.db.tables)
+    if ctx.db.deleting:
+        keys += transient.deleting(ctx)
+    names = sorted(scoped_names(ctx, keys), key=lambda n: n.encode())
     if start is not None:
         names = [n for n in names if n.encode() > start.encode()]
     out: dict[str, Any] = {"TableNames": names[:limit]}
@@ -265,6 +276,10 @@ def list_tables(ctx: Context, body: dict) -> dict:
 
 def update_table(ctx: Context, body: dict) -> dict:
     entry = control_table(ctx, body["TableName"])
+    if entry.status == "DELETING":
+        raise ResourceInUseException(f"Attempt to change a resource which is still in use: Table is being deleted: "
+                                     f"{entry.name}")
+    transient.check_not_in_use(ctx, entry)
     changes = [k for k in ("ProvisionedThroughput", "BillingMode", "StreamSpecification", "GlobalSecondaryIndexUpdates",
                            "SSESpecification", "ReplicaUpdates", "TableClass", "DeletionProtectionEnabled",
                            "OnDemandThroughput", "WarmThroughput") if k in body]
@@ -314,8 +329,10 @@ def update_table(ctx: Context, body: dict) -> dict:
     index_updates.apply(entry, body, definitions)
     ctx.capacity.configure(entry)  # new rates and partition counts apply from this moment
     stream_spec.apply(ctx, entry, stream)
+    delayed = transient.begin(ctx, entry, "UPDATING")
     out = {"TableDescription": describe(entry, status="UPDATING")}
-    index_updates.finish(entry)
+    if not delayed:  # else the indexes settle with the table (transient.settle)
+        index_updates.finish(entry)
     return out
 
 

@@ -18,7 +18,7 @@ def _table_for_arn(ctx: Context, arn: str, operation: str) -> TableEntry:
     parts = arn.split(":", 5)
     if len(parts) < 6 or parts[2] != "dynamodb" or not parts[5].startswith("table/") or "/" in parts[5][6:]:
         raise ValidationException(f"Invalid TableArn: Invalid ResourceArn provided as input {arn}")
-    entry = ctx.db.tables.get(parts[5][6:])
+    entry = ctx.db.tables.get(ctx.scope + parts[5][6:])
     if entry is None or entry.arn != arn:
         if operation == "ListTagsOfResource":  # DynamoDB answers AccessDenied here (corrections §1)
             raise AccessDeniedException(f"User: arn:aws:iam::{parts[4]}:root is not authorized to perform: "

@@ -18,14 +18,14 @@ def update_time_to_live(ctx: Context, body: dict) -> dict:
         if current is not None:
             raise ValidationException(f"TimeToLive is active on a different AttributeName: current AttributeName is {current}")
         entry.ttl_attribute = attribute
-        ctx.expiry[entry.name] = ExpiryIndex(entry.table, attribute)
+        ctx.expiry[entry.key] = ExpiryIndex(entry.table, attribute)
     else:
         if current is None:
             raise ValidationException("TimeToLive is already disabled")
         if current != attribute:
             raise ValidationException(f"TimeToLive is active on a different AttributeName: current AttributeName is {current}")
         entry.ttl_attribute = None
-        index = ctx.expiry.pop(entry.name, None)
+        index = ctx.expiry.pop(entry.key, None)
         if index is not None:
             index.detach()
     return {"TimeToLiveSpecification": {"Enabled": enabled, "AttributeName": attribute}}

@@ -1,0 +1,220 @@
+// dynalocal console: tables, a live heat map of partitions, top keys, the verdict and an item browser.
+// Plain JS served by the server itself (no build step, no CDN). Data: GET /_dynalocal/tables,
+// /_dynalocal/report?table=T, /_dynalocal/tables/T/heat, POST /_dynalocal/read.
+"use strict";
+
+const state = { tables: [], selected: null, nextKey: null, lastRequest: null };
+const $ = (id) => document.getElementById(id);
+
+function el(tag, attrs, ...children) {
+  const node = document.createElement(tag);
+  for (const [name, value] of Object.entries(attrs || {})) {
+    if (name === "class") node.className = value;
+    else if (name.startsWith("on")) node.addEventListener(name.slice(2), value);
+    else node.setAttribute(name, value);
+  }
+  for (const child of children) {
+    if (child !== null && child !== undefined) node.append(child instanceof Node ? child : String(child));
+  }
+  return node;
+}
+
+async function getJSON(url, options) {
+  const response = await fetch(url, options);
+  const body = await response.json();
+  if (!response.ok) throw new Error(body.message || body.error || response.statusText);
+  return body;
+}
+
+const bytes = (n) => n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1048576).toFixed(1)} MB`;
+const pct = (x) => (x >= 0.1 || x === 0 ? `${Math.round(x * 100)}%` : `${(x * 100).toFixed(1)}%`);
+
+// -- tables ------------------------------------------------------------------------------------
+
+async function refreshTables() {
+  const data = await getJSON("/_dynalocal/tables");
+  state.tables = data.tables;
+  const list = $("tables");
+  list.replaceChildren(...data.tables.map((t) => el("li", {
+    class: t.name === state.selected ? "selected" : "", "data-table": t.name, onclick: () => select(t.name),
+  }, t.name, el("small", {}, `${t.item_count} items · ${bytes(t.size_bytes)} · ${t.partitions} partitions`))));
+  if (state.selected && $("table").hidden && data.tables.some((t) => t.name === state.selected)) select(state.selected);
+  else if (!state.selected && data.tables.length) select(data.tables[0].name);
+  else if (state.selected) showFacts();
+}
+
+function table() { return state.tables.find((t) => t.name === state.selected); }
+
+function showFacts() {
+  const t = table();
+  if (!t) return;
+  const mode = t.billing_mode === "PROVISIONED"
+    ? `provisioned ${t.read_capacity_units} RCU / ${t.write_capacity_units} WCU` : "on-demand";
+  const key = t.key_schema.sort_key ? `${t.key_schema.partition_key}, ${t.key_schema.sort_key}` : t.key_schema.partition_key;
+  $("table-facts").textContent = `${mode} · key (${key}) · ${t.item_count} items · ${bytes(t.size_bytes)} · `
+    + `${t.partitions} partitions` + (t.indexes.length ? ` · indexes: ${t.indexes.map((i) => `${i.name} (${i.kind})`).join(", ")}` : "");
+}
+
+function select(name) {
+  state.selected = name;
+  state.nextKey = null;
+  for (const li of $("tables").children) li.className = li.dataset.table === name ? "selected" : "";
+  $("empty").hidden = true;
+  $("table").hidden = false;
+  $("table-name").textContent = name;
+  showFacts();
+  const t = table();
+  const options = [el("option", { value: "" }, "table")];
+  for (const index of (t ? t.indexes : [])) options.push(el("option", { value: index.name }, `index ${index.name}`));
+  $("browse-index").replaceChildren(...options);
+  $("items").tHead.replaceChildren();
+  $("items").tBodies[0].replaceChildren();
+  refreshLive();
+  browse();
+}
+
+// -- verdicts, heat map and top keys (live) ----------------------------------------------------
+
+async function refreshLive() {
+  const name = state.selected;
+  if (!name) return;
+  const [report, heat] = await Promise.all([
+    getJSON(`/_dynalocal/report?table=${encodeURIComponent(name)}`),
+    getJSON(`/_dynalocal/tables/${encodeURIComponent(name)}/heat?seconds=60`),
+  ]);
+  if (name !== state.selected) return;
+  const t = report.tables[0];
+  showVerdicts(t);
+  showHeat(heat, t);
+  showTopKeys(t);
+  $("status").textContent = `throttling ${report.throttling} · updated ${new Date().toLocaleTimeString()}`;
+}
+
+function showVerdicts(t) {
+  $("verdicts").replaceChildren(...t.verdicts.map((v) => el("div", {
+    class: `verdict ${v.kind === "fine" ? "fine" : "problem"}`, "data-kind": v.kind,
+    "data-key": v.key === null ? "" : v.key, "data-partition": v.partition === null ? "" : v.partition,
+  }, el("div", { class: "kind" }, v.kind), el("div", { class: "summary" }, v.summary),
+    v.advice.length ? el("ul", {}, ...v.advice.map((a) => el("li", {}, a))) : null)));
+}
+
+function heatColor(ratio) {
+  // consumed / what the partition sustains: pale blue (idle) -> amber (near) -> red (over)
+  if (ratio <= 0) return "#eef0f3";
+  const r = Math.min(ratio, 1.5) / 1.5;
+  const hue = 210 - 210 * r;
+  return `hsl(${hue}, 80%, ${88 - 40 * r}%)`;
+}
+
+function showHeat(heat, report) {
+  const hot = new Set(report.verdicts.filter((v) => v.kind !== "fine" && v.partition !== null)
+    .map((v) => `${v.index || ""}/${v.direction}/${v.partition}`));
+  const blocks = [];
+  for (const m of heat.meters) {
+    const busy = m.partitions.some((p) => p.units.some((u) => u > 0) || p.throttles.some((n) => n > 0));
+    if (!busy) continue;
+    const meterReport = report.meters.find((r) => r.index === m.index && r.direction === m.direction);
+    const unit = meterReport ? meterReport.unit : "";
+    const title = `${m.index ? `index ${m.index}` : "table"} ${m.direction}s — each partition sustains `
+      + `${m.partition_limit} ${unit}/s` + (m.table_limit ? `; the ${m.index ? "index" : "table"} ${m.table_limit} ${unit}/s` : "");
+    const rows = m.partitions.map((p) => {
+      const isHot = hot.has(`${m.index || ""}/${m.direction}/${p.number}`);
+      const cells = p.units.map((u, i) => el("div", {
+        class: "cell" + (p.throttles[i] ? " throttled" : ""),
+        style: `background:${p.throttles[i] ? "#b71c1c" : heatColor(u / m.partition_limit)}`,
+        title: `${u} ${unit} consumed` + (p.throttles[i] ? `, ${p.throttles[i]} throttled` : ""),
+      }));
+      const share = meterReport ? meterReport.partitions[p.number] : null;
+      return el("div", { class: "heat-row" + (isHot ? " hot" : ""), "data-partition": p.number },
+        el("span", { class: "heat-label" }, `partition ${p.number}` + (share ? ` · ${pct(share.share)}` : "")
+          + (isHot ? " · HOT" : "")),
+        el("div", { class: "heat-cells" }, ...cells));
+    });
+    blocks.push(el("div", { class: "meter", "data-index": m.index || "", "data-direction": m.direction },
+      el("div", { class: "meter-title" }, title), ...rows,
+      el("div", { class: "heat-axis" }, `last ${heat.seconds} s, oldest left`)));
+  }
+  $("heat").replaceChildren(...(blocks.length ? blocks : [el("p", {}, "No traffic in the last minute.")]));
+}
+
+function showTopKeys(t) {
+  const rows = [];
+  for (const m of t.meters) {
+    for (const k of m.top_keys) {
+      rows.push(el("tr", { "data-key": k.key }, el("td", {}, `${m.index ? `index ${m.index}` : "table"} ${m.direction}s`),
+        el("td", {}, k.key), el("td", {}, k.partition), el("td", {}, `${+k.units.toFixed(1)} ${m.unit}`),
+        el("td", {}, k.requests), el("td", {}, pct(k.share))));
+    }
+  }
+  $("top-keys").tBodies[0].replaceChildren(...rows);
+}
+
+// -- item browser -----------------------------------------------------------------------------
+
+function show(value) {
+  const [type, v] = Object.entries(value)[0];
+  if (type === "S" || type === "N" || type === "B") return v;
+  if (type === "BOOL") return String(v);
+  if (type === "NULL") return "null";
+  if (type === "SS" || type === "NS" || type === "BS") return `{${v.join(", ")}}`;
+  if (type === "L") return `[${v.map(show).join(", ")}]`;
+  if (type === "M") return `{${Object.entries(v).map(([k, x]) => `${k}: ${show(x)}`).join(", ")}}`;
+  return JSON.stringify(value);
+}
+
+function partitionKeyName(indexName) {
+  const t = table();
+  return (indexName ? t.indexes.find((i) => i.name === indexName).key_schema : t.key_schema).partition_key;
+}
+
+function cell(text) {
+  // long values are cut in the table; the whole value is in the tooltip
+  return text.length > 80 ? el("td", { title: text }, `${text.slice(0, 80)}…`) : el("td", {}, text);
+}
+
+async function browse(event, next) {
+  if (event) event.preventDefault();
+  const t = table();
+  if (!t) return;
+  const index = $("browse-index").value;
+  const op = $("browse-op").value;
+  let request = { operation: op, TableName: t.name, Limit: 25 };
+  if (index) request.IndexName = index;
+  if (op === "Query") {
+    const key = { name: partitionKeyName(index), text: $("browse-key").value };
+    const types = await getJSON("/_dynalocal/read", { method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify({ operation: "DescribeTable", TableName: t.name }) });
+    const type = types.Table.AttributeDefinitions.find((a) => a.AttributeName === key.name).AttributeType;
+    request = { ...request, KeyConditionExpression: "#k = :v", ExpressionAttributeNames: { "#k": key.name },
+      ExpressionAttributeValues: { ":v": { [type]: key.text } } };
+  }
+  if (next && state.nextKey) request = { ...state.lastRequest, ExclusiveStartKey: state.nextKey };
+  try {
+    const page = await getJSON("/_dynalocal/read", { method: "POST", headers: { "Content-Type": "application/json" },
+      body: JSON.stringify(request) });
+    state.lastRequest = request;
+    state.nextKey = page.LastEvaluatedKey || null;
+    $("browse-next").disabled = !state.nextKey;
+    const names = [];
+    for (const item of page.Items) for (const n of Object.keys(item)) if (!names.includes(n)) names.push(n);
+    $("items").tHead.replaceChildren(el("tr", {}, ...names.map((n) => el("th", {}, n))));
+    $("items").tBodies[0].replaceChildren(...page.Items.map((item) =>
+      el("tr", {}, ...names.map((n) => cell(n in item ? show(item[n]) : "")))));
+    $("browse-status").textContent = `${page.Count} items` + (state.nextKey ? " (more)" : "");
+    $("browse-status").className = "";
+  } catch (err) {
+    $("browse-status").textContent = err.message;
+    $("browse-status").className = "error";
+  }
+}
+
+$("browse").addEventListener("submit", (e) => browse(e));
+$("browse-next").addEventListener("click", () => browse(null, true));
+$("browse-op").addEventListener("change", () => { $("browse-key-label").hidden = $("browse-op").value !== "Query"; });
+$("browse-key-label").hidden = true;
+
+const params = new URLSearchParams(location.search);
+if (params.get("table")) state.selected = params.get("table");
+function tick(fn, ms) { fn().catch((e) => { $("status").textContent = `error: ${e.message}`; }); setInterval(() => fn().catch(() => {}), ms); }
+tick(refreshTables, 5000);
+tick(refreshLive, 1000);

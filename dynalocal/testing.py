@@ -1,0 +1,190 @@
+"""A dynalocal server inside the test process, and the capacity assertions tests make against it.
+
+`LocalServer` starts the real server (serve.HttpServer on a free loopback port, in a thread) in well
+under a second, so a test session can have one for free. Everything that reads or changes the
+server's state (reset, seed, report) runs on the server's own event loop, never beside it.
+Used by the pytest plugin (`dynalocal.pytest_plugin`); usable on its own in any test runner.
+"""
+from __future__ import annotations
+
+import asyncio
+import inspect
+import threading
+import time
+from typing import Any, Callable
+
+DEFAULT_CREDENTIALS = {"aws_access_key_id": "test", "aws_secret_access_key": "test", "region_name": "us-east-1"}
+
+
+class CapacityAssertionError(AssertionError):
+    """A capacity assertion failed; the message carries the report's verdict."""
+
+
+class LocalServer:
+    """The real dynalocal server on 127.0.0.1, started in a background thread of this process."""
+
+    def __init__(self, throttling: str = "enforce", burst_seconds: float = 300.0, capacity_model: str | None = None,
+                 data_dir: str | None = None, init: list[str] | None = None, **settings: Any) -> None:
+        self.options = dict(throttling=throttling, burst_seconds=burst_seconds, data_dir=data_dir, **settings)
+        if capacity_model is not None:
+            self.options["capacity_model"] = capacity_model
+        self.init = list(init or [])
+        self.url = ""
+        self.startup_seconds = 0.0
+        self.ctx: Any = None
+        self._server: Any = None
+        self._thread: threading.Thread | None = None
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._seed: list = []
+        self._baseline: dict = {}
+
+    # -- life cycle ------------------------------------------------------------------------------
+
+    def start(self, timeout: float = 30.0) -> "LocalServer":
+        """Serve on a free port; return once it accepts requests."""
+        began = time.perf_counter()
+        from .server.app import create_app
+        from .server.context import Context, Settings
+        from .server.serve import HttpServer
+
+        unknown = set(self.options) - set(inspect.signature(Settings).parameters)
+        if unknown:
+            raise ValueError(f"this dynalocal has no setting {', '.join(sorted(unknown))}")
+        self.ctx = ctx = Context(settings=Settings(**self.options))
+        if self.options.get("data_dir"):
+            from .server.durability import Durability
+
+            Durability.open(ctx)
+        if self.init:
+            from .server.seeding import load_seed
+
+            self._seed = load_seed(self.init)
+            ctx.startup.append(self._apply_seed)
+        self._server = server = HttpServer(create_app(ctx), "127.0.0.1", 0)
+        self._thread = threading.Thread(target=server.run, kwargs={"signals": False}, name="dynalocal", daemon=True)
+        self._thread.start()
+        if not server.started.wait(timeout) or server.error is not None:
+            raise RuntimeError(f"dynalocal did not start: {server.error or 'timed out'}")
+        self._loop = server.loop
+        ctx.settings.port = server.port
+        self.url = f"http://127.0.0.1:{server.port}"
+        self.startup_seconds = time.perf_counter() - began
+        return self
+
+    async def _apply_seed(self) -> None:
+        if self._seed:
+            from .server.seeding import apply_seed
+
+            await apply_seed(self.ctx, self._seed)
+
+    def stop(self) -> None:
+        if self._server is not None:
+            self._server.stop()
+            if self._thread is not None:
+                self._thread.join(30)
+            self._server = None
+
+    def __enter__(self) -> "LocalServer":
+        return self.start()
+
+    def __exit__(self, *exc: Any) -> None:
+        self.stop()
+
+    # -- on the server's loop --------------------------------------------------------------------
+
+    def call(self, fn: Callable[[], Any], timeout: float = 60.0) -> Any:
+        """Run `fn` (sync or async) on the server's event loop, between requests; return its result."""
+        async def run() -> Any:
+            result = fn()
+            return await result if inspect.isawaitable(result) else result
+
+        assert self._loop is not None, "server not started"
+        return asyncio.run_coroutine_threadsafe(run(), self._loop).result(timeout)
+
+    def reset(self) -> int:
+        """Drop every table (and its persisted state), then load the seed files again."""
+        from .server.durability import reset_database
+
+        async def reset() -> int:
+            dropped = await reset_database(self.ctx)
+            await self._apply_seed()
+            return dropped
+
+        self._baseline = {}
+        return self.call(reset)
+
+    def report(self, table: str | None = None) -> list:
+        """The diagnosis of every table (or one), as `diagnosis.engine.TableReport`s."""
+        from .diagnosis.collect import collect
+        from .diagnosis.engine import diagnose
+
+        return self.call(lambda: diagnose(collect(self.ctx, table)))
+
+    # -- clients ---------------------------------------------------------------------------------
+
+    def client(self, **config: Any):
+        import boto3
+        from botocore.config import Config
+
+        session = boto3.session.Session(**DEFAULT_CREDENTIALS)
+        return session.client("dynamodb", endpoint_url=self.url, config=Config(**config) if config else None)
+
+    def resource(self, **config: Any):
+        import boto3
+        from botocore.config import Config
+
+        session = boto3.session.Session(**DEFAULT_CREDENTIALS)
+        return session.resource("dynamodb", endpoint_url=self.url, config=Config(**config) if config else None)
+
+    # -- capacity assertions ---------------------------------------------------------------------
+
+    def mark(self) -> None:
+        """Start counting for the assertions from now (the plugin marks the start of each test)."""
+        self._baseline = {(t.table, m.index, m.direction): (sum(m.throttles.values()), [p.units for p in m.partitions])
+                          for t in self.report() for m in t.meters}
+
+    def throttles(self, table: str | None = None) -> dict[str, dict[str, int]]:
+        """Throttle events by cause per table since the mark (or start)."""
+        out: dict[str, dict[str, int]] = {}
+        for t in self.report(table):
+            counts: dict[str, int] = {}
+            for m in t.meters:
+                before = self._baseline.get((t.table, m.index, m.direction), (0, []))[0]
+                if sum(m.throttles.values()) > before:
+                    for cause, n in m.throttles.items():
+                        counts[cause] = counts.get(cause, 0) + n
+            if counts:
+                out[t.table] = counts
+        return out
+
+    def assert_no_throttles(self, table: str | None = None) -> None:
+        """Fail if any request (of `table`, or of any table) was throttled since the test started."""
+        thrown = self.throttles(table)
+        if thrown:
+            verdicts = {t.table: t.verdict.summary for t in self.report(table) if t.table in thrown}
+            lines = [f"{name}: {sum(c.values())} throttled ({', '.join(f'{k} {v}' for k, v in c.items())}); "
+                     f"{verdicts[name]}" for name, c in thrown.items()]
+            raise CapacityAssertionError("requests were throttled:\n" + "\n".join(lines))
+
+    def assert_no_hot_partition(self, table: str, max_share: float = 0.5, direction: str | None = None) -> None:
+        """Fail if one partition of `table` (or of one of its GSIs) took more than `max_share` of its
+        units since the test started (reads and writes judged apart)."""
+        reports = self.report(table)
+        if not reports:
+            raise CapacityAssertionError(f"no table named {table}")
+        for m in reports[0].meters:
+            if direction is not None and m.direction != direction:
+                continue
+            before = self._baseline.get((table, m.index, m.direction), (0, []))[1]
+            units = [p.units - (before[i] if i < len(before) else 0.0) for i, p in enumerate(m.partitions)]
+            total = sum(units)
+            if total <= 0:
+                continue
+            worst = max(range(len(units)), key=units.__getitem__)
+            if units[worst] / total > max_share:
+                part = m.partitions[worst]
+                keys = ", ".join(f"{k.key!r} ({k.units:g} {m.unit})" for k in part.top_keys[:3])
+                what = f"index {m.index} of {table}" if m.index else table
+                raise CapacityAssertionError(
+                    f"{what}: partition {worst} of {len(units)} took {units[worst] / total:.0%} of {m.direction} "
+                    f"units (max_share={max_share:.0%}); its busiest keys: {keys}. {reports[0].verdict.summary}")

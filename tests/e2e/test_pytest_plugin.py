@@ -1,0 +1,171 @@
+"""The pytest plugin, run by pytester: fixtures, isolation, seed data, options, assertions, summary."""
+from __future__ import annotations
+
+import json
+import re
+
+pytest_plugins = ["pytester"]
+
+TABLE = """
+def make(client, name, **kw):
+    if "ProvisionedThroughput" not in kw:
+        kw["BillingMode"] = "PAY_PER_REQUEST"
+    client.create_table(TableName=name, KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}], **kw)
+"""
+
+
+def test_fixtures_bind_boto3_to_the_session_server(pytester):
+    pytester.makepyfile(TABLE + """
+def test_client(dynamodb_client, dynalocal):
+    make(dynamodb_client, "things")
+    dynamodb_client.put_item(TableName="things", Item={"pk": {"S": "a"}})
+    assert dynamodb_client.meta.endpoint_url == dynalocal.url
+    assert dynamodb_client.get_item(TableName="things", Key={"pk": {"S": "a"}})["Item"] == {"pk": {"S": "a"}}
+
+def test_resource(dynamodb_resource, dynamodb_client):
+    make(dynamodb_client, "rows")
+    dynamodb_resource.Table("rows").put_item(Item={"pk": "b", "n": 3})
+    assert dynamodb_resource.Table("rows").get_item(Key={"pk": "b"})["Item"]["n"] == 3
+""")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2)
+    result.stdout.re_match_lines([r".*dynalocal capacity.*", r"server http://127\.0\.0\.1:\d+ started in \d+\.\d+ s.*"])
+
+
+def test_reset_isolation_drops_tables_between_tests(pytester):
+    pytester.makepyfile(TABLE + """
+def test_first(dynamodb_client):
+    make(dynamodb_client, "shared-name")
+
+def test_second(dynamodb_client):
+    assert dynamodb_client.list_tables()["TableNames"] == []
+    make(dynamodb_client, "shared-name")  # no ResourceInUseException: the first test's table is gone
+""")
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+def test_isolation_none_keeps_tables_for_the_session(pytester):
+    pytester.makeini("[pytest]\ndynalocal_isolation = none\n")
+    pytester.makepyfile(TABLE + """
+def test_first(dynamodb_client):
+    make(dynamodb_client, "kept")
+
+def test_second(dynamodb_client):
+    assert dynamodb_client.list_tables()["TableNames"] == ["kept"]
+""")
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+def test_seed_data_from_the_ini_is_loaded_again_after_each_reset(pytester):
+    seed = [{"TableName": "users", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+             "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+             "BillingMode": "PAY_PER_REQUEST", "Items": [{"pk": {"S": "alice"}}]}]
+    pytester.makefile(".json", seed=json.dumps(seed))
+    pytester.makefile(".toml", pyproject='[tool.pytest.ini_options]\ndynalocal_init = "seed.json"\n')
+    pytester.makepyfile("""
+def test_first(dynamodb_client):
+    dynamodb_client.delete_item(TableName="users", Key={"pk": {"S": "alice"}})
+    dynamodb_client.put_item(TableName="users", Item={"pk": {"S": "bob"}})
+
+def test_second(dynamodb_client):
+    assert [i["pk"]["S"] for i in dynamodb_client.scan(TableName="users")["Items"]] == ["alice"]
+""")
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+def test_options_reach_the_server(pytester, tmp_path):
+    pytester.makeini(f"[pytest]\ndynalocal_throttling = report\ndynalocal_burst_seconds = 7\n"
+                     f"dynalocal_data_dir = {tmp_path / 'data'}\n")
+    pytester.makepyfile("""
+def test_settings(dynalocal):
+    s = dynalocal.ctx.settings
+    assert (s.throttling, s.burst_seconds) == ("report", 7.0)
+    assert s.data_dir.endswith("data") and dynalocal.ctx.journal is not None
+""")
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=1)
+    # the command line overrides the ini file
+    pytester.makepyfile(test_flag_overrides_ini="""
+def test_settings(dynalocal):
+    assert dynalocal.ctx.settings.throttling == "off"
+""")
+    result = pytester.runpytest("-p", "no:cacheprovider", "--dynalocal-throttling", "off", "test_flag_overrides_ini.py")
+    result.assert_outcomes(passed=1)
+
+
+def test_no_server_and_no_summary_without_the_fixtures(pytester):
+    pytester.makepyfile("def test_plain():\n    assert True\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "dynalocal capacity" not in result.stdout.str()
+
+
+def test_bad_isolation_option_is_a_usage_error(pytester):
+    pytester.makeini("[pytest]\ndynalocal_isolation = sometimes\n")
+    pytester.makepyfile("def test_x(dynalocal):\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    assert re.search(r"dynalocal_isolation must be one of reset, none", result.stdout.str() + result.stderr.str())
+
+
+CLASSIC = """[pytest]
+dynalocal_capacity_model = classic
+dynalocal_burst_seconds = 0
+"""
+LOAD = TABLE + """
+from botocore.exceptions import ClientError
+
+def orders(dynalocal):
+    client = dynalocal.client(retries={"total_max_attempts": 1, "mode": "standard"})
+    # 8 WCU over 4 partitions: each partition's classic share is 2 WCU/s, with no burst
+    make(client, "orders", ProvisionedThroughput={"ReadCapacityUnits": 4, "WriteCapacityUnits": 8},
+         Tags=[{"Key": "dynalocal:partitions", "Value": "4"}])
+    return client
+
+def write(client, keys):
+    refused = 0
+    for key in keys:
+        try:
+            client.put_item(TableName="orders", Item={"pk": {"S": key}})
+        except ClientError:
+            refused += 1
+    return refused
+"""
+
+
+def test_capacity_assertions_and_verdicts_in_tests(pytester):
+    pytester.makeini(CLASSIC)
+    pytester.makepyfile(LOAD + """
+import pytest
+from dynalocal.testing import CapacityAssertionError
+
+def test_hot_key_fails_both_assertions(dynalocal):
+    client = orders(dynalocal)
+    assert write(client, ["2024-11-23"] * 30) > 0
+    with pytest.raises(CapacityAssertionError, match=r"orders: \\d+ throttled \\(partition share \\d+\\)"):
+        dynalocal.assert_no_throttles()
+    with pytest.raises(CapacityAssertionError, match=r"partition \\d of 4 took 100% of write units"):
+        dynalocal.assert_no_hot_partition("orders", max_share=0.5)
+    [report] = dynalocal.report("orders")
+    assert report.verdict.kind == "hot key" and report.verdict.key == "2024-11-23"
+
+def test_calm_traffic_passes_both(dynalocal):
+    client = orders(dynalocal)
+    assert write(client, [f"CUSTOMER#{n}" for n in range(4)]) == 0
+    dynalocal.assert_no_throttles()
+    dynalocal.assert_no_hot_partition("orders", max_share=0.9)
+    assert dynalocal.report("orders")[0].verdict.kind == "fine"
+
+def test_assertion_failure_reads_as_a_verdict(dynalocal):
+    write(orders(dynalocal), ["2024-11-23"] * 30)
+    dynalocal.assert_no_throttles()
+""")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, failed=1)
+    out = result.stdout.str()
+    assert "CapacityAssertionError: requests were throttled:" in out
+    assert "hot key on table orders: key '2024-11-23'" in out
+    # the end-of-session summary: one line per test and table, with the verdict and throttles by cause
+    summary = out[out.index("dynalocal capacity"):]
+    assert re.search(r"test_hot_key_fails_both_assertions: orders: hot key on table orders: key '2024-11-23' "
+                     r"took 100% of writes.*\[partition share \d+\]", summary)
+    assert re.search(r"test_calm_traffic_passes_both: orders: fine: table orders .*\[no throttles\]", summary)
