@@ -4,6 +4,12 @@ Parsing, semantic checks and closure compilation are cached per (kind, expressio
 a repeated request only checks its placeholders, runs the value-dependent checks and wraps
 the cached closures with its own ExpressionAttributeNames/Values.
 
+Binding is cached too (`_Plan`, per operation, expression texts, names map and value
+placeholders): everything that depends only on those (parameter mix, placeholder keys,
+defined/unused placeholders, names resolved into key conditions and projections) is done
+once; a request with the same shape only validates its values and runs the value checks, in
+the order the full path would, so it gets the same answer and the same first error.
+
 "1 validation error detected: " prefix: current AWS prepends it for PutItem, UpdateItem and
 DeleteItem to the empty ExpressionAttributeNames/Values messages; unused names/values and empty
 expressions carry no prefix (spec corrections.md §1, the parity suite run against AWS).
@@ -108,6 +114,7 @@ _BUILDERS = {
     "ProjectionExpression": _projection_template,
 }
 _cache = SizedCache()  # text -> parsed, bounded in entries and bytes
+_plans = SizedCache()  # request shape -> _Plan, bounded the same way
 
 
 def template(param: str, text: str) -> _Template:
@@ -154,11 +161,14 @@ def _check_placeholder_maps(names: dict | None, values: dict | None, prefix: str
         for key, av in values.items():
             if not _valid_key(key, ":"):
                 raise ValidationException(f'ExpressionAttributeValues contains invalid key: Syntax error; key: "{key}"')
-            try:
-                validate_value(av)
-            except ValidationException as e:
-                raise ValidationException(
-                    f"ExpressionAttributeValues contains invalid value: {e.message} for key {key}") from None
+            _validate_placeholder_value(key, av)
+
+
+def _validate_placeholder_value(key: str, av: object) -> None:
+    try:
+        validate_value(av)
+    except ValidationException as e:
+        raise ValidationException(f"ExpressionAttributeValues contains invalid value: {e.message} for key {key}") from None
 
 
 def _check_parameter_mix(params: dict, operation: str) -> tuple[tuple[str, ...], bool]:
@@ -210,8 +220,77 @@ def _compile_legacy(params: dict, out: Compiled) -> None:
         out.projection = Projection(legacy.attributes_to_get(params["AttributesToGet"]))
 
 
+class _Plan:
+    """A request shape's binding: all that depends on its texts, names and value placeholders, not on values."""
+
+    __slots__ = ("checks", "update", "condition", "filter", "key_condition", "projection")
+
+    def __init__(self) -> None:
+        self.checks: list = []  # value-dependent checks, in the order the full path runs them
+        self.update: UpdatePlan | None = None
+        self.condition: tuple | None = None  # (predicate, paths)
+        self.filter: tuple | None = None
+        self.key_condition: list | None = None  # [(attribute name, op, [value placeholder])]
+        self.projection: Projection | None = None  # names resolved; read-only, shared by requests
+
+    def bind(self, names: dict, values_map: dict | None) -> Compiled:
+        values = values_map or _NO_VALUES
+        for key, av in values.items():
+            _validate_placeholder_value(key, av)
+        for check in self.checks:
+            check(names, values)
+        out = Compiled()
+        if self.update is not None:
+            out.update = Update(self.update, names, values)
+        if self.condition is not None:
+            out.condition = Condition(self.condition[0], names, values, self.condition[1])
+        if self.filter is not None:
+            out.filter = Condition(self.filter[0], names, values, self.filter[1])
+        if self.key_condition is not None:
+            out.key_condition = KeyCondition([(attr, op, [values[v] for v in operands])
+                                              for attr, op, operands in self.key_condition])
+        out.projection = self.projection
+        return out
+
+
+PLAN_TEXT = 2048  # requests whose expressions are longer than this are not planned (bounds the cache)
+
+
+def _plan_key(params: dict, operation: str) -> tuple | None:
+    """The request's shape (None: not cached, e.g. legacy parameters or long expressions)."""
+    for param in _PARAMS.get(operation, (_ALL_EXPRESSIONS, ()))[1]:
+        if params.get(param) is not None:
+            return None
+    texts = (params.get("UpdateExpression"), params.get("ConditionExpression"), params.get("KeyConditionExpression"),
+             params.get("FilterExpression"), params.get("ProjectionExpression"))
+    if sum(len(t) for t in texts if type(t) is str) > PLAN_TEXT:
+        return None
+    names, values = params.get("ExpressionAttributeNames"), params.get("ExpressionAttributeValues")
+    return (operation, texts, None if names is None else tuple(names.items()),
+            None if values is None else tuple(values))
+
+
 def compile_request(params: dict, operation: str) -> Compiled:
     """Validate and bind a request's expressions and legacy parameters (ValidationException on error)."""
+    try:
+        key = _plan_key(params, operation)
+    except TypeError:  # an unhashable names map (only if validation let one through): the full path
+        key = None
+    if key is not None:
+        plan = _plans.get(key)
+        if plan is not None:
+            return plan.bind(params.get("ExpressionAttributeNames") or _NO_VALUES,
+                             params.get("ExpressionAttributeValues"))
+        plan = _Plan()
+        out = _compile(params, operation, plan)
+        _plans.remember(key, plan, ENTRY_BYTES * 4 + 2 * sum(len(repr(part)) for part in key[1:]), CACHE_SIZE,
+                        CACHE_BYTES // 4)
+        return out
+    return _compile(params, operation, None)
+
+
+def _compile(params: dict, operation: str, plan: _Plan | None) -> Compiled:
+    """The full path; with `plan`, also records what a request of the same shape can reuse."""
     prefix = PREFIX if operation in PREFIXED_OPERATIONS else ""
     present, has_legacy = _check_parameter_mix(params, operation)
     out = Compiled()
@@ -243,10 +322,24 @@ def compile_request(params: dict, operation: str) -> Compiled:
         elif param == "FilterExpression":
             out.filter = Condition(tpl.payload, names, values, tpl.paths)
         elif param == "KeyConditionExpression":
-            out.key_condition = KeyCondition([(A.resolve_path(path, names)[0], op, [
-                values[v.name] for v in operands]) for path, op, operands in tpl.payload])
+            resolved = [(A.resolve_path(path, names)[0], op, [v.name for v in operands])
+                        for path, op, operands in tpl.payload]
+            out.key_condition = KeyCondition([(attr, op, [values[v] for v in operands])
+                                              for attr, op, operands in resolved])
+            if plan is not None:
+                plan.key_condition = resolved
         else:
             out.projection = Projection([A.resolve_path(p, names) for p in tpl.payload])
+        if plan is not None:
+            plan.checks += tpl.checks
+            if param == "UpdateExpression":
+                plan.update = tpl.payload
+            elif param == "ConditionExpression":
+                plan.condition = (tpl.payload, tpl.paths)
+            elif param == "FilterExpression":
+                plan.filter = (tpl.payload, tpl.paths)
+            elif param == "ProjectionExpression":
+                plan.projection = out.projection
     unused = [k for k in names if k not in used_names]
     if unused:
         raise ValidationException(

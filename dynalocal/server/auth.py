@@ -238,14 +238,23 @@ class Authenticator:
             if header is None and self.mode == "relaxed" and "X-Amz-Credential=" in query:
                 return self._presigned(query)
             raise MissingAuthenticationTokenException(MISSING_TOKEN)
-        if self.mode == "relaxed":
+        if self.mode != "verify":
             found = self._relaxed(header)
             if found is not None:
                 return found
+            if self.mode == "none":  # anything goes; a readable credential scope still names the region
+                return self.anonymous
         signed = parse_authorization(header)
         if self.mode == "verify":
             self._verify(signed, method, path, query, headers, body)
         return self.principal(signed.access_key, signed.region)
+
+    def quick(self, header: bytes) -> Principal | None:
+        """Relaxed and none modes: the Principal of a well-formed Authorization header (cached by
+        its credential scope), or None when `authenticate` must look closer."""
+        if self.mode == "verify":
+            return None
+        return self._relaxed(header.decode("latin-1"))
 
     def _relaxed(self, header: str) -> Principal | None:
         """The fast path of relaxed mode: a well-formed header's Principal from its credential scope

@@ -19,6 +19,7 @@ import asyncio
 import gc
 import logging
 import os
+import time
 from collections import deque
 from pathlib import Path
 
@@ -39,7 +40,7 @@ from . import codec
 from .context import Context
 from .groupcommit import GroupCommit
 from .handlers.common import table_name
-from .rollback import Undo, item_undo, table_undo, undo
+from .rollback import Undo, item_undo, table_undo, token_undo, undo
 
 try:
     import fcntl
@@ -52,6 +53,7 @@ log = logging.getLogger("dynalocal.durability")
 DATA_OPERATIONS = frozenset("""GetItem PutItem UpdateItem DeleteItem Query Scan BatchGetItem BatchWriteItem
 TransactGetItems TransactWriteItems ExecuteStatement BatchExecuteStatement ExecuteTransaction""".split())
 READ_ONLY_PREFIXES = ("Describe", "List", "Get")
+TOKEN_OPERATIONS = ("TransactWriteItems", "ExecuteTransaction")  # writes that record a ClientRequestToken
 
 
 def _changes_metadata(target: str) -> bool:
@@ -79,6 +81,7 @@ class Durability:
         self._orphans: list[Entry] = []
         self._orphans_undo: list[Undo] = []
         self._pending: deque[tuple[int, list[Undo]]] = deque()  # (end position, undo) of groups not yet durable
+        self._began = 0.0  # when the open request began (monotonic), to tell the idempotency token it recorded
         self._logged: dict[str, tuple[Table, bytes]] = {}  # table -> (its data, metadata as last logged)
         self._entries: dict[str, TableEntry] = {}  # table -> its entry when last logged
         self._control: dict[str, bool] = {}  # target -> whether it may change metadata
@@ -170,6 +173,7 @@ class Durability:
             self._orphans += self._group
             self._orphans_undo += self._group_undo
         self._group, self._group_undo = [], []
+        self._began = time.monotonic()
         self._flush_orphans()
 
     def seal(self, target: str | None, raw: bytes, status: int,
@@ -191,6 +195,8 @@ class Durability:
                     records, undo_tables = self._control_records(raw)
                     group[:0] = records
                     changes[:0] = undo_tables
+                elif group and target.endswith(TOKEN_OPERATIONS):
+                    changes += self._token_undo(raw)
             if group:
                 try:
                     position = self._append(group, changes)
@@ -225,6 +231,13 @@ class Durability:
             return status, body
         await asyncio.wait((durable,))
         return self.settled(durable, status, body)
+
+    def _token_undo(self, raw: bytes) -> list[Undo]:
+        """A transaction's idempotency token, if this request recorded it: undone with the writes,
+        or a retry with the same token would be answered with the success of a write that was undone."""
+        token = orjson.loads(raw).get("ClientRequestToken")
+        seen = self.ctx.tokens.get(token) if isinstance(token, str) else None
+        return [token_undo(token)] if seen is not None and seen[2] >= self._began else []
 
     def _undo(self, changes: list[Undo]) -> None:
         """Undo one group's changes in memory (as ROLLBACK mutations, which are not logged)."""

@@ -17,7 +17,8 @@ from ..storage.tablemeta import rebuild_indexes, restore_meta
 from ..storage.ttl import ExpiryIndex
 from .context import Context
 
-# What undoes one change: ("item", table, key, old record) or ("table", name, entry before, metadata before).
+# What undoes one change: ("item", table, key, old record), ("table", name, entry before, metadata before)
+# or ("token", ClientRequestToken, None, None).
 Undo = tuple[str, Any, Any, Any]
 
 
@@ -29,11 +30,17 @@ def table_undo(name: str, entry: TableEntry | None, meta: bytes | None) -> Undo:
     return ("table", name, entry, meta)
 
 
+def token_undo(token: str) -> Undo:
+    return ("token", token, None, None)
+
+
 def undo(ctx: Context, changes: list[Undo]) -> None:
     """Undo changes, newest first (a later change may build on an earlier one)."""
     for kind, a, b, c in reversed(changes):
         if kind == "item":
             a.apply(Mutation(b, c, origin=ROLLBACK))  # the old record back (or the created item gone)
+        elif kind == "token":
+            ctx.tokens.pop(a, None)  # the transaction's idempotency record: a retry runs it again
         else:
             _undo_table(ctx, a, b, c)
 

@@ -188,3 +188,25 @@ def test_a_failed_fsync_undoes_every_write_since_the_last_good_one(tmp_path):
         f.client.put_item(TableName="tbl", Item={"pk": {"S": "later"}, "g": {"S": "x"}, "n": {"N": "8"}})
         assert n_of("later") == "8"
         f.assert_recovers_to_the_live_state()
+
+
+@pytest.mark.parametrize("how", ["TransactWriteItems", "ExecuteTransaction"])
+def test_a_retried_transaction_whose_first_try_was_undone_runs_again(tmp_path, how):
+    """Its idempotency token is undone with its writes: the retry must not be answered from the token's cache."""
+    with Faulty(tmp_path) as f:
+        make_table(f.client)
+
+        def transaction():
+            if how == "TransactWriteItems":
+                return f.client.transact_write_items(ClientRequestToken="retry-me", TransactItems=[
+                    {"Put": {"TableName": "tbl", "Item": {"pk": {"S": "tx"}, "g": {"S": "x"}}}}])
+            return f.client.execute_transaction(ClientRequestToken="retry-me", TransactStatements=[
+                {"Statement": "INSERT INTO tbl VALUE {'pk': 'tx', 'g': 'x'}"}])
+
+        f.full = True
+        f.failing(transaction)
+        f.full = False
+        transaction()  # the retry, with the same token
+        assert "Item" in f.client.get_item(TableName="tbl", Key={"pk": {"S": "tx"}})
+        transaction()  # and now the token does answer a repeat without running it again
+        f.assert_recovers_to_the_live_state()

@@ -93,6 +93,9 @@ def test_relaxed_and_none_modes():
     presigned = "X-Amz-Algorithm=AWS4-HMAC-SHA256&X-Amz-Credential=k%2F20250101%2Fap-south-1%2Fdynamodb%2Faws4_request"
     assert relaxed.authenticate("POST", "/", presigned, {}, b"").region == "ap-south-1"
     assert Authenticator("none").authenticate("POST", "/", "", {}, b"").region == "us-east-1"
+    assert Authenticator("none").authenticate("POST", "/", "", {"authorization": "AWS4-garbage"}, b"").account == \
+        "000000000000"
+    assert Authenticator("none").authenticate("POST", "/", "", {"authorization": header}, b"").region == "sa-east-1"
 
 
 def test_parse_authorization_names_what_is_missing():
