@@ -84,7 +84,7 @@ class Context(_Record):
         self.db = Database() if db is None else db
         self.db.streams.clock = wall_clock  # stream record times, retention and iterator expiry
         self.settings = Settings() if settings is None else settings
-        self.capacity = Capacity(self.settings, clock) if capacity is None else capacity
+        self.capacity = Capacity(self.settings, clock, self.db) if capacity is None else capacity
         self.wall_clock = wall_clock
         self.expiry = {} if expiry is None else expiry
         self.tokens = {} if tokens is None else tokens
