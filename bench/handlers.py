@@ -4,8 +4,9 @@
 
 Builds the tables of `bench/workloads.py` (64 partitions, ~200-byte items, a 100-items-per-key
 Query table) in one Context per throttling mode, then times GetItem, PutItem, UpdateItem
-`SET #c = #c + :one`, Query(100) and PutItem+stream (PutItem on a table whose stream is
-enabled, NEW_AND_OLD_IMAGES: the cost of a stream is its ratio to PutItem) over random keys
+`SET #c = #c + :one`, Query(100), PutItem+stream (PutItem on a table whose stream is
+enabled, NEW_AND_OLD_IMAGES: the cost of a stream is its ratio to PutItem) and the PartiQL
+SELECTs equivalent to GetItem and Query(100) (PQ ...) over random keys
 (PutItem's are new in the first run and overwritten in later ones) two ways: through
 `dynalocal.server.app.dispatch` (JSON decode, validation, handler, encoding; no HTTP) and by
 calling the handler on an already decoded body. Each figure is the min over `--repeats` runs
@@ -92,15 +93,22 @@ def bodies(op: str, count: int, rng: random.Random) -> list[dict]:
         return [{"TableName": "bench_upd", "Key": {"pk": {"S": f"c-{rng.randrange(COUNTERS):04d}"}},
                  "UpdateExpression": "SET #c = #c + :one", "ExpressionAttributeNames": {"#c": "c"},
                  "ExpressionAttributeValues": {":one": {"N": "1"}}} for _ in range(count)]
+    if op == "PQ GetItem":
+        return [{"Statement": 'SELECT * FROM "bench_get" WHERE pk = ?',
+                 "Parameters": [{"S": f"item-{rng.randrange(GET_ITEMS):06d}"}]} for _ in range(count)]
+    if op == "PQ Query(100)":
+        return [{"Statement": 'SELECT * FROM "bench_query" WHERE pk = ?',
+                 "Parameters": [{"S": f"p-{rng.randrange(QUERY_KEYS):04d}"}]} for _ in range(count)]
     return [{"TableName": "bench_query", "KeyConditionExpression": "pk = :p",
              "ExpressionAttributeValues": {":p": {"S": f"p-{rng.randrange(QUERY_KEYS):04d}"}}}
             for _ in range(count)]
 
 
 # workload -> operation; "PutItem+stream" writes to a table with a NEW_AND_OLD_IMAGES stream
-# (compare it with "PutItem" for the cost of an enabled stream).
+# (compare it with "PutItem" for the cost of an enabled stream); "PQ ..." are the PartiQL
+# SELECTs equivalent to GetItem and Query(100) (compare them with those for PartiQL's cost).
 OPERATIONS = {"GetItem": "GetItem", "PutItem": "PutItem", "PutItem+stream": "PutItem", "UpdateItem": "UpdateItem",
-              "Query(100)": "Query"}
+              "Query(100)": "Query", "PQ GetItem": "ExecuteStatement", "PQ Query(100)": "ExecuteStatement"}
 
 
 def time_dispatch(ctx: Context, op: str, raws: list[bytes]) -> float:

@@ -127,6 +127,15 @@ def tokenize(source: str) -> list[Token]:
             while i < n and source[i] != "\n":
                 i += 1
             continue
+        if ch == "/" and source[i + 1:i + 2] == "*":  # /* block comment */
+            end = source.find("*/", i + 2)
+            if end < 0:
+                raise malformed(source, f"Unterminated comment at {line}:{column}")
+            line += source.count("\n", i, end)
+            if "\n" in source[i:end]:
+                line_start = source.rfind("\n", i, end) + 1
+            i = end + 2
+            continue
         if ch in _START:
             i += 1
             while i < n and source[i] in _WORD:

@@ -109,7 +109,11 @@ class Index(ItemStore):
     def start_key(self, esk: dict) -> bytes:
         """Store key of a validated ExclusiveStartKey (index keys plus table keys)."""
         key = self.store_key(esk, self.table_schema.encode_item(esk))
-        assert key is not None
+        if key is None:  # the (validated) start key's index key values are beyond the size limits
+            schema = self.schema
+            schema.encode(esk[schema.hash_name][schema.hash_type],
+                          esk[schema.range_name][schema.range_type] if schema.range_name is not None else None)
+            raise AssertionError("an index start key that fits the limits has a store key")
         return key
 
     # -- maintenance --------------------------------------------------------------------------

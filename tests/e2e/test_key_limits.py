@@ -137,3 +137,8 @@ def test_partiql_key_values_are_checked_by_the_same_limits(ddb, server, tables, 
         assert err.value.response["Error"]["Message"] == HASH_MESSAGE, statement
     assert pk not in server.ctx.db.tables[tables].table.schema._prefixes
     assert ddb.scan(TableName=tables)["Count"] == 1
+
+
+def test_an_index_scan_with_an_oversized_index_key_in_its_start_key_is_refused(ddb, tables):
+    refused(lambda: ddb.scan(TableName=tables, IndexName="by-g",
+                             ExclusiveStartKey={**key("a"), "g": {"S": BIG_HASH}}), HASH_MESSAGE)

@@ -59,6 +59,18 @@ def test_sort_key_ranges_and_residual_filters(ddb, music):
     assert sks(run(ddb, f"SELECT * FROM \"{t}\" WHERE 3 >= sk AND 'a' = pk AND NOT v = 10")) == [("a", 0), ("a", 2), ("a", 3)]
 
 
+def test_both_sort_key_bounds_read_only_the_range(ddb, music):
+    t = music
+    out = run(ddb, f"SELECT * FROM \"{t}\" WHERE pk = 'a' AND sk >= 1 AND sk < 3", ReturnConsumedCapacity="TOTAL")
+    assert sks(out) == [("a", 1), ("a", 2)]
+    query = ddb.query(TableName=t, KeyConditionExpression="pk = :a AND sk BETWEEN :l AND :h", ReturnConsumedCapacity="TOTAL",
+                      ExpressionAttributeValues={":a": {"S": "a"}, ":l": {"N": "1"}, ":h": {"N": "3"}})
+    assert out["ConsumedCapacity"] == query["ConsumedCapacity"]
+    assert sks(run(ddb, f"SELECT * FROM \"{t}\" WHERE pk = 'a' AND sk < ? AND sk > ?", {"N": "4"}, {"N": "1"})) == \
+        [("a", 2), ("a", 3)]
+    assert run(ddb, f"SELECT * FROM \"{t}\" WHERE pk = 'a' AND sk > 3 AND sk < 1")["Items"] == []
+
+
 def test_scan_conditions_and_functions(ddb, music):
     t = music
     assert sks(run(ddb, f"SELECT * FROM \"{t}\" WHERE v = 10")) == [("a", 1)]

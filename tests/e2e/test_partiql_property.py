@@ -8,7 +8,7 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 PKS = ["p0", "p1", "p2", "absent"]
-SORT_OPS = ["=", "<", "<=", ">", ">=", "BETWEEN", "begins_with", None]
+SORT_OPS = ["=", "<", "<=", ">", ">=", "BETWEEN", "begins_with", "two bounds", None]
 
 
 @pytest.fixture(scope="module")
@@ -51,6 +51,11 @@ def test_select_on_the_key_equals_query(ddb, table, pk, op, a, b, descending, li
         params += [{"S": low}, {"S": high}]
         key_condition += " AND sk BETWEEN :a AND :b"
         values.update({":a": {"S": low}, ":b": {"S": high}})
+    elif op == "two bounds":  # sk >= low AND sk < high: the Query reads [low, high], the filter drops high
+        where += ["sk >= ?", "sk < ?"]
+        params += [{"S": low}, {"S": high}]
+        key_condition += " AND sk BETWEEN :a AND :b"
+        values.update({":a": {"S": low}, ":b": {"S": high}})
     elif op == "begins_with":
         where.append("begins_with(sk, ?)")
         params.append({"S": a[0]})
@@ -71,5 +76,7 @@ def test_select_on_the_key_equals_query(ddb, table, pk, op, a, b, descending, li
     statement = f'SELECT * FROM "{table}" WHERE {" AND ".join(where)}' + (" ORDER BY sk DESC" if descending else "")
     paging = {"Limit": limit} if limit else {}
     expected = _pages(ddb.query, "ExclusiveStartKey", "LastEvaluatedKey", **query, **paging)
+    if op == "two bounds":
+        expected = [item for item in expected if item["sk"]["S"] < high]
     got = _pages(ddb.execute_statement, "NextToken", "NextToken", Statement=statement, Parameters=params, **paging)
     assert got == expected

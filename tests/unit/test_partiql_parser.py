@@ -37,6 +37,13 @@ def test_lexer_unescapes_quotes_and_tracks_positions():
     assert string.text == "it's" and (string.line, string.column) == (2, 11)
 
 
+def test_comments():
+    st = parse("SELECT /* all\n of it */ * FROM t -- the table\nWHERE a = 1")
+    assert st.tree.where == A.Compare("=", p("a"), v(0))
+    assert tokenize("/* x\n*/ a")[0].line == 2
+    assert error("SELECT * /* open") == "Statement wasn't well formed, can't be processed: Unterminated comment at 1:10"
+
+
 def test_lexer_operators_and_numbers():
     texts = [t.text for t in tokenize("<< >> <= >= <> != 1.5e3 .5 -- comment")][:-1]
     assert texts == ["<<", ">>", "<=", ">=", "<>", "!=", "1.5e3", ".5"]
@@ -180,6 +187,8 @@ def test_syntax_errors_name_the_offending_token(text, token):
     ("SELECT * FROM t WHERE a = <<>>", "Empty bags are not supported"),
     ("INSERT INTO t VALUE [1]", "Unsupported format in item expression. Please use struct format {...} to express "
                                 "item values for insert statement. at 1:21:1"),
+    ("INSERT INTO t VALUE ?", "Unsupported format in item expression. Please use struct format {...} to express "
+                              "item values for insert statement. at 1:21:1"),
     ("INSERT INTO t VALUE {'a': 1, 'a': 2}", "Duplicate keys in tuple. Key: a under root at 1:30:3"),
     ("INSERT INTO t VALUE {a: 1}", "Tuple keys must be of type String. Actual type: VariableReference under root at 1:22:1"),
     ("DELETE FROM t WHERE pk = 1 RETURNING ALL NEW *",

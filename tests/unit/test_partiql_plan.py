@@ -145,3 +145,14 @@ def test_plans_are_cached_per_key_schema():
     first = plan(statement, entry())
     assert plan(statement, entry()) is first
     assert isinstance(first, ReadPlan) and plan(statement, entry(HASH_ONLY)) is not first
+
+
+def test_two_sided_sort_key_bounds_add_a_between_variant():
+    p = planned("SELECT * FROM t WHERE pk = 'a' AND sk >= 1 AND v = 0 AND sk < 5")
+    assert p.key_condition == "#h = :h AND #r >= :v1" and p.range_values == (":v1",)
+    assert p.narrow.key_condition == "#h = :h AND #r BETWEEN :v1 AND :v3" and p.narrow.range_values == (":v1", ":v3")
+    values = {":v1": {"N": "1"}, ":v2": {"N": "0"}, ":v3": {"N": "5"}}
+    assert not p.narrow.filter({"sk": {"N": "5"}, "v": {"N": "0"}}, {}, values)  # sk < 5 stays a filter
+    assert p.narrow.filter({"sk": {"N": "4"}, "v": {"N": "0"}}, {}, values)
+    assert planned("SELECT * FROM t WHERE pk = 'a' AND sk > 1").narrow is None
+    assert planned("SELECT * FROM t WHERE pk = 'a' AND sk > 1 AND sk > 2").narrow is None

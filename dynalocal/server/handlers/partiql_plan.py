@@ -20,6 +20,8 @@ from ...storage.keys import KeySchema
 
 NO_KEY = "Where clause does not contain a mandatory equality on all key attributes"
 RANGE_OPS = {"=": "=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
+LOWER = (">", ">=")
+UPPER = ("<", "<=")
 SWAPPED = {"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 
 
@@ -100,6 +102,15 @@ def _and(items: list) -> object:
     return items[0] if len(items) == 1 else A.And(tuple(items))
 
 
+class Narrow:
+    """A Query variant whose key condition is BETWEEN the two bounds the WHERE puts on the sort key."""
+
+    __slots__ = ("key_condition", "names", "range_values", "filter")
+
+    def __init__(self, key_condition: str | None, names: dict, range_values: tuple, filter_: object) -> None:
+        self.key_condition, self.names, self.range_values, self.filter = key_condition, names, range_values, filter_
+
+
 class ReadPlan:
     """How a SELECT runs: operation, key slots, key condition text, residual filter, projection."""
 
@@ -140,7 +151,26 @@ class ReadPlan:
         self.residual = _and(rest)
         self.filter = compile_condition(self.residual) if self.residual is not None else None
         self.descending = self._order(select, schema)
-        self.key_condition, self.names, self.range_values = self._key_condition(schema)
+        self.key_condition, self.names, self.range_values = self._key_condition(schema, self.range)
+        self.narrow = self._narrow(schema, rest)
+
+    def _narrow(self, schema: KeySchema, rest: list) -> Narrow | None:
+        """`sk >= :a AND sk < :b`: a Query of the whole [a, b] range when a <= b (the key condition
+        holds one sort-key condition; the first bound alone would read past the second)."""
+        first = self.range
+        if self.operation != "Query" or not isinstance(first, A.Compare) or first.op not in LOWER + UPPER:
+            return None
+        wanted = UPPER if first.op in LOWER else LOWER
+        for node in rest:
+            other = _range_condition(node, schema.range_name)  # type: ignore[arg-type]
+            if isinstance(other, A.Compare) and other.op in wanted:
+                low, high = (first, other) if first.op in LOWER else (other, first)
+                between = A.Between(low.left, low.right, high.right)
+                text, names, slots = self._key_condition(schema, between)
+                exclusive = [c for c in (first,) if c.op in (">", "<")]  # `other` stays in the residual
+                residual = _and(rest + exclusive)
+                return Narrow(text, names, slots, compile_condition(residual) if residual is not None else None)
+        return None
 
     @staticmethod
     def _aliases(projection: tuple | None) -> tuple:
@@ -173,15 +203,15 @@ class ReadPlan:
                                       "using ORDER BY clause.")
         return descending
 
-    def _key_condition(self, schema: KeySchema) -> tuple[str | None, dict, tuple]:
+    def _key_condition(self, schema: KeySchema, sort: object) -> tuple[str | None, dict, tuple]:
         """The KeyConditionExpression (`:h` is the partition-key value of each Query) and its slots."""
         if self.operation != "Query":
             return None, {}, ()
-        if self.range is None:
+        if sort is None:
             return "#h = :h", {"#h": schema.hash_name}, ()
         renderer = Renderer()
         renderer.names[schema.range_name] = "#r"  # type: ignore[index]
-        text = renderer.condition(self.range)
+        text = renderer.condition(sort)
         return f"#h = :h AND {text}", {"#h": schema.hash_name, "#r": schema.range_name}, tuple(renderer.values)
 
 
