@@ -27,6 +27,8 @@ import time
 import urllib.request
 from pathlib import Path
 
+import peers
+
 TARGET = "DynamoDB_20120810."
 TABLE = {"TableName": "bench", "BillingMode": "PAY_PER_REQUEST",
          "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
@@ -56,6 +58,7 @@ def start_server(port: int, *args: str) -> subprocess.Popen:
 def request_bytes(operation: str, body: dict) -> bytes:
     data = json.dumps(body, separators=(",", ":")).encode()
     return (f"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Amz-Target: {TARGET}{operation}\r\n"
+            f"Authorization: {peers.AUTH}\r\nX-Amz-Date: 20250101T000000Z\r\n"
             f"Content-Type: application/x-amz-json-1.0\r\nContent-Length: {len(data)}\r\n\r\n").encode() + data
 
 
@@ -112,7 +115,8 @@ def run(label: str, args: list[str], options: argparse.Namespace) -> tuple[float
     try:
         urllib.request.urlopen(urllib.request.Request(
             f"http://127.0.0.1:{port}/", data=json.dumps(TABLE).encode(),
-            headers={"X-Amz-Target": TARGET + "CreateTable", "Content-Type": "application/x-amz-json-1.0"})).read()
+            headers={"X-Amz-Target": TARGET + "CreateTable", "Content-Type": "application/x-amz-json-1.0",
+                     "Authorization": peers.AUTH, "X-Amz-Date": "20250101T000000Z"})).read()
         asyncio.run(load(port, 1.0, options.concurrency, options.payload))  # warm-up
         cpu_before = cpu_seconds(proc.pid)
         done, latencies = asyncio.run(load(port, options.seconds, options.concurrency, options.payload))

@@ -26,6 +26,7 @@ import time
 import urllib.request
 from pathlib import Path
 
+import peers
 from dynalocal.server.context import Context
 from dynalocal.server.handlers.tables import create_table
 from dynalocal.storage.blob import dumps
@@ -91,6 +92,7 @@ def time_startup(directory: Path | None) -> tuple[float, int, str]:
         command += ["--data-dir", str(directory), "--snapshot-mb", "100000"]  # no snapshot during the measurement
     request = urllib.request.Request(f"http://127.0.0.1:{port}/", data=json.dumps({"TableName": "bench"}).encode(),
                                      headers={"X-Amz-Target": "DynamoDB_20120810.DescribeTable",
+                                              "Authorization": peers.AUTH, "X-Amz-Date": "20250101T000000Z",
                                               "Content-Type": "application/x-amz-json-1.0"})
     log = tempfile.TemporaryFile()
     started = time.perf_counter()
