@@ -21,11 +21,12 @@ OPTIONS = {
     "capacity_model": ("adaptive (DynamoDB today) or classic (fixed 1/N partition shares)", ""),
     "burst_seconds": ("seconds of unused capacity kept as burst", "300"),
     "data_dir": ("persist the session's tables in this directory (default: in memory)", ""),
-    "isolation": ("between tests: reset (drop all tables, reload seed data) or none", "reset"),
+    "isolation": ("between tests: reset (drop all tables, reload seed data), namespace (each test its own "
+                  "account: its own tables, seed data loaded into it) or none", "reset"),
     "init": ("seed files (JSON or CloudFormation/SAM templates) loaded at start and after each reset", ""),
     "summary": ("print the capacity summary at the end of the session: yes or no", "yes"),
 }
-ISOLATION = ("reset", "none")
+ISOLATION = ("reset", "namespace", "none")
 _STATE = pytest.StashKey["_Session"]()
 
 
@@ -57,7 +58,8 @@ class _Session:
                 self.server = LocalServer(throttling=self.option("throttling"),
                                           burst_seconds=float(self.option("burst_seconds")),
                                           capacity_model=self.option("capacity_model") or None,
-                                          data_dir=str(base / data_dir) if data_dir else None, init=init).start()
+                                          data_dir=str(base / data_dir) if data_dir else None, init=init,
+                                          **({"isolation": "account"} if isolation == "namespace" else {})).start()
             except ValueError as err:
                 raise pytest.UsageError(f"dynalocal: {err}") from None
         return self.server
@@ -91,6 +93,8 @@ def dynalocal_server(pytestconfig: pytest.Config):
 def dynalocal(request: pytest.FixtureRequest, dynalocal_server):
     """The server, for one test: assertions count from the test's start; isolation after it."""
     state: _Session = request.config.stash[_STATE]
+    if state.option("isolation") == "namespace":
+        dynalocal_server.namespace()
     dynalocal_server.mark()
     yield dynalocal_server
     state.findings += [(request.node.nodeid, t) for t in dynalocal_server.report()

@@ -37,6 +37,9 @@ class LocalServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._seed: list = []
         self._baseline: dict = {}
+        self.access_key = DEFAULT_CREDENTIALS["aws_access_key_id"]
+        self.scope = ""  # the catalog prefix of the current namespace's tables (see `namespace`)
+        self._namespaces = 0
 
     # -- life cycle ------------------------------------------------------------------------------
 
@@ -45,6 +48,7 @@ class LocalServer:
         began = time.perf_counter()
         from .server.app import create_app
         from .server.context import Context, Settings
+        from .server.plugins import install as install_plugins
         from .server.serve import HttpServer
 
         unknown = set(self.options) - set(inspect.signature(Settings).parameters)
@@ -61,6 +65,7 @@ class LocalServer:
             self._seed = load_seed(self.init)
             ctx.startup.append(self._apply_seed)
         self._server = server = HttpServer(create_app(ctx), "127.0.0.1", 0)
+        install_plugins(server)  # as the command line serves: authentication, isolation, CORS, compression
         self._thread = threading.Thread(target=server.run, kwargs={"signals": False}, name="dynalocal", daemon=True)
         self._thread.start()
         if not server.started.wait(timeout) or server.error is not None:
@@ -71,11 +76,27 @@ class LocalServer:
         self.startup_seconds = time.perf_counter() - began
         return self
 
-    async def _apply_seed(self) -> None:
+    async def _apply_seed(self, account: str | None = None) -> None:
         if self._seed:
             from .server.seeding import apply_seed
 
-            await apply_seed(self.ctx, self._seed)
+            await apply_seed(self.ctx, self._seed, account=account)
+
+    def namespace(self) -> str:
+        """Give the clients made from now on tables of their own (needs isolation="account"): a new
+        12-digit access key is a new account, whose tables no other namespace sees; seed data is
+        loaded into it. Returns the access key."""
+        if self.ctx.settings.isolation != "account":
+            raise ValueError('namespaces need LocalServer(isolation="account")')
+        from .server.auth import DEFAULT_REGION, scope_of
+
+        self._namespaces += 1
+        account = f"{100000000000 + self._namespaces:012d}"
+        self.access_key, self.scope = account, scope_of("account", DEFAULT_REGION, account)
+        self._baseline = {}
+        if self._seed:
+            self.call(lambda: self._apply_seed(account))
+        return account
 
     def stop(self) -> None:
         if self._server is not None:
@@ -118,22 +139,34 @@ class LocalServer:
         from .diagnosis.collect import collect
         from .diagnosis.engine import diagnose
 
-        return self.call(lambda: diagnose(collect(self.ctx, table)))
+        scope = self.scope
+
+        def run() -> list:
+            figures = collect(self.ctx, scope + table if table is not None else None)
+            mine = [f for f in figures if f.table.startswith(scope)]
+            for f in mine:  # tables by the names the test's clients use
+                f.table = f.table[len(scope):]
+            return diagnose(mine)
+
+        return self.call(run)
 
     # -- clients ---------------------------------------------------------------------------------
 
-    def client(self, **config: Any):
+    def _session(self):
         import boto3
+
+        return boto3.session.Session(**{**DEFAULT_CREDENTIALS, "aws_access_key_id": self.access_key})
+
+    def client(self, **config: Any):
         from botocore.config import Config
 
-        session = boto3.session.Session(**DEFAULT_CREDENTIALS)
+        session = self._session()
         return session.client("dynamodb", endpoint_url=self.url, config=Config(**config) if config else None)
 
     def resource(self, **config: Any):
-        import boto3
         from botocore.config import Config
 
-        session = boto3.session.Session(**DEFAULT_CREDENTIALS)
+        session = self._session()
         return session.resource("dynamodb", endpoint_url=self.url, config=Config(**config) if config else None)
 
     # -- capacity assertions ---------------------------------------------------------------------

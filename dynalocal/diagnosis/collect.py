@@ -51,7 +51,9 @@ def figures_from_snapshot(snap: dict, balances: dict | None = None) -> list[Mete
     for name, data in snap["tables"].items():
         for meter in [data["table"], *data["indexes"].values()]:
             for direction in DIRECTIONS:
-                out.append(_meter(meter, direction, snap, balances.get((name, meter["index"], direction))))
+                figures = _meter(meter, direction, snap, balances.get((name, meter["index"], direction)))
+                figures.table = name  # the catalog key: under --isolation, <scope>/<name> tells tables apart
+                out.append(figures)
     return out
 
 

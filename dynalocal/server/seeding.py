@@ -28,15 +28,17 @@ def load_seed(paths: list[str]) -> list[Request]:
     return requests
 
 
-async def apply_seed(ctx: Context, requests: list[Request]) -> int:
-    """Send the seed requests; skip tables that exist already. Return how many requests ran."""
+async def apply_seed(ctx: Context, requests: list[Request], account: str | None = None,
+                     region: str | None = None) -> int:
+    """Send the seed requests; skip tables that exist already. Return how many requests ran.
+
+    Under --isolation the tables belong to `account`/`region` (default: us-east-1, 000000000000)."""
     from .app import dispatch
     from .auth import DEFAULT_ACCOUNT, DEFAULT_REGION, scope_of
     from .handlers.common import scoped_names
 
-    # seed tables belong to the default caller (us-east-1, account 000000000000) under --isolation
-    ctx.region, ctx.account = DEFAULT_REGION, DEFAULT_ACCOUNT
-    ctx.scope = scope_of(ctx.settings.isolation, DEFAULT_REGION, DEFAULT_ACCOUNT)
+    ctx.region, ctx.account = region or DEFAULT_REGION, account or DEFAULT_ACCOUNT
+    ctx.scope = scope_of(ctx.settings.isolation, ctx.region, ctx.account)
     existing = set(scoped_names(ctx, ctx.db.tables))
     skipped = {body["TableName"] for op, body in requests if op == "CreateTable" and body["TableName"] in existing}
     mode, ctx.settings.throttling = ctx.settings.throttling, "off"
@@ -60,7 +62,7 @@ async def apply_seed(ctx: Context, requests: list[Request]) -> int:
             ran += 1
     finally:
         ctx.settings.throttling = mode
-    forget_capacity(ctx)
+    forget_capacity(ctx, {ctx.scope + body["TableName"] for _, body in requests if "TableName" in body})
     if skipped:
         log.info("--init: tables %s exist already; left as they are", ", ".join(sorted(skipped)))
     log.info("--init: %d tables created, %d requests run", sum(1 for op, b in requests if op == "CreateTable"
@@ -68,10 +70,10 @@ async def apply_seed(ctx: Context, requests: list[Request]) -> int:
     return ran
 
 
-def forget_capacity(ctx: Context) -> None:
+def forget_capacity(ctx: Context, keys: set[str]) -> None:
     """Drop the capacity meters seeding warmed, so reports count only the application's traffic."""
-    for name in list(ctx.db.tables):
-        ctx.capacity.forget(name)
+    for key in keys:
+        ctx.capacity.forget(key)
 
 
 def seed_hook(ctx: Context, paths: list[str]) -> Callable[[], Awaitable[None]]:

@@ -57,6 +57,29 @@ def test_second(dynamodb_client):
     pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
 
 
+def test_namespace_isolation_gives_each_test_its_own_tables_and_seed_data(pytester):
+    seed = [{"TableName": "users", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+             "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
+             "BillingMode": "PAY_PER_REQUEST", "Items": [{"pk": {"S": "alice"}}]}]
+    pytester.makefile(".json", seed=json.dumps(seed))
+    pytester.makeini("[pytest]\ndynalocal_isolation = namespace\ndynalocal_init = seed.json\n")
+    pytester.makepyfile(TABLE + """
+def test_first(dynamodb_client, dynalocal):
+    make(dynamodb_client, "mine")
+    dynamodb_client.put_item(TableName="users", Item={"pk": {"S": "bob"}})
+    assert sorted(dynamodb_client.list_tables()["TableNames"]) == ["mine", "users"]
+    assert [t.table for t in dynalocal.report()] == ["mine", "users"]
+
+def test_second(dynamodb_client, dynamodb_resource, dynalocal):
+    # the first test's table and item live in its own account: this test sees only its seed data
+    assert dynamodb_client.list_tables()["TableNames"] == ["users"]
+    assert [i["pk"] for i in dynamodb_resource.Table("users").scan()["Items"]] == ["alice"]
+    make(dynamodb_client, "mine")  # the same name again: no ResourceInUseException
+    dynalocal.assert_no_throttles()
+""")
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
 def test_seed_data_from_the_ini_is_loaded_again_after_each_reset(pytester):
     seed = [{"TableName": "users", "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
              "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}],
@@ -104,7 +127,7 @@ def test_bad_isolation_option_is_a_usage_error(pytester):
     pytester.makeini("[pytest]\ndynalocal_isolation = sometimes\n")
     pytester.makepyfile("def test_x(dynalocal):\n    pass\n")
     result = pytester.runpytest("-p", "no:cacheprovider")
-    assert re.search(r"dynalocal_isolation must be one of reset, none", result.stdout.str() + result.stderr.str())
+    assert re.search(r"dynalocal_isolation must be one of reset, namespace, none", result.stdout.str() + result.stderr.str())
 
 
 CLASSIC = """[pytest]

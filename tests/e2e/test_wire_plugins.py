@@ -320,3 +320,22 @@ def test_streams_under_region_isolation():
         assert streams.list_streams(TableName="events")["Streams"] == listed
         described = streams.describe_stream(StreamArn=listed[0]["StreamArn"])["StreamDescription"]
         assert described["TableName"] == "events"
+
+
+def test_every_path_to_a_table_respects_isolation():
+    with LiveServer(Context(settings=Settings(isolation="region"))) as live:
+        east, west = client(live, region="us-east-1"), client(live, region="eu-west-1")
+        _create(east, "paths")
+        _create(west, "paths")
+        east.execute_statement(Statement="INSERT INTO \"paths\" VALUE {'id': 'a'}")
+        east.transact_write_items(TransactItems=[{"Put": {"TableName": "paths", "Item": {"id": {"S": "b"}}}}])
+        east.batch_write_item(RequestItems={"paths": [{"PutRequest": {"Item": {"id": {"S": "c"}}}}]})
+        assert east.scan(TableName="paths")["Count"] == 3
+        assert west.execute_statement(Statement='SELECT * FROM "paths"')["Items"] == []
+        assert west.batch_get_item(RequestItems={"paths": {"Keys": [{"id": {"S": "a"}}]}})["Responses"]["paths"] == []
+        east.update_time_to_live(TableName="paths", TimeToLiveSpecification={"Enabled": True, "AttributeName": "ttl"})
+        assert west.describe_time_to_live(TableName="paths")["TimeToLiveDescription"]["TimeToLiveStatus"] == "DISABLED"
+        arn = east.describe_table(TableName="paths")["Table"]["TableArn"]
+        east.tag_resource(ResourceArn=arn, Tags=[{"Key": "team", "Value": "east"}])
+        with pytest.raises(ClientError):  # the east table's ARN names nothing in eu-west-1
+            west.list_tags_of_resource(ResourceArn=arn)
