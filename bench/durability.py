@@ -27,7 +27,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-import peers
+from peers import AUTH  # a well-formed signature header, as SDKs send (--auth relaxed wants one)
 
 TARGET = "DynamoDB_20120810."
 TABLE = {"TableName": "bench", "BillingMode": "PAY_PER_REQUEST",
@@ -57,8 +57,7 @@ def start_server(port: int, *args: str) -> subprocess.Popen:
 
 def request_bytes(operation: str, body: dict) -> bytes:
     data = json.dumps(body, separators=(",", ":")).encode()
-    return (f"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Amz-Target: {TARGET}{operation}\r\n"
-            f"Authorization: {peers.AUTH}\r\nX-Amz-Date: 20250101T000000Z\r\n"
+    return (f"POST / HTTP/1.1\r\nHost: 127.0.0.1\r\nX-Amz-Target: {TARGET}{operation}\r\nAuthorization: {AUTH}\r\n"
             f"Content-Type: application/x-amz-json-1.0\r\nContent-Length: {len(data)}\r\n\r\n").encode() + data
 
 
@@ -116,7 +115,7 @@ def run(label: str, args: list[str], options: argparse.Namespace) -> tuple[float
         urllib.request.urlopen(urllib.request.Request(
             f"http://127.0.0.1:{port}/", data=json.dumps(TABLE).encode(),
             headers={"X-Amz-Target": TARGET + "CreateTable", "Content-Type": "application/x-amz-json-1.0",
-                     "Authorization": peers.AUTH, "X-Amz-Date": "20250101T000000Z"})).read()
+                     "Authorization": AUTH})).read()
         asyncio.run(load(port, 1.0, options.concurrency, options.payload))  # warm-up
         cpu_before = cpu_seconds(proc.pid)
         done, latencies = asyncio.run(load(port, options.seconds, options.concurrency, options.payload))

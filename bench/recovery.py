@@ -26,7 +26,6 @@ import time
 import urllib.request
 from pathlib import Path
 
-import peers
 from dynalocal.server.context import Context
 from dynalocal.server.handlers.tables import create_table
 from dynalocal.storage.blob import dumps
@@ -35,6 +34,7 @@ from dynalocal.storage.snapshot import Image, write
 from dynalocal.storage.tablemeta import encode_meta
 from dynalocal.storage.values import validate_item
 from dynalocal.storage.wal import META, PUT, LogWriter, encode_group
+from peers import AUTH  # a well-formed signature header, as SDKs send (--auth relaxed wants one)
 
 TABLE = {"TableName": "bench", "BillingMode": "PAY_PER_REQUEST",
          "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
@@ -92,8 +92,7 @@ def time_startup(directory: Path | None) -> tuple[float, int, str]:
         command += ["--data-dir", str(directory), "--snapshot-mb", "100000"]  # no snapshot during the measurement
     request = urllib.request.Request(f"http://127.0.0.1:{port}/", data=json.dumps({"TableName": "bench"}).encode(),
                                      headers={"X-Amz-Target": "DynamoDB_20120810.DescribeTable",
-                                              "Authorization": peers.AUTH, "X-Amz-Date": "20250101T000000Z",
-                                              "Content-Type": "application/x-amz-json-1.0"})
+                                              "Content-Type": "application/x-amz-json-1.0", "Authorization": AUTH})
     log = tempfile.TemporaryFile()
     started = time.perf_counter()
     proc = subprocess.Popen(command, stdout=log, stderr=log)

@@ -166,7 +166,7 @@ class Parser:
             raise self.error()
         self.expect("VALUE")
         tok = self.peek()
-        if tok.kind != PUNCT or tok.text not in ("{", "?"):
+        if tok.kind != PUNCT or tok.text != "{":
             raise ValidationException("Unsupported format in item expression. Please use struct format {...} to "
                                       f"express item values for insert statement. at {tok.line}:{tok.column}:"
                                       f"{tok.end - tok.start}")

@@ -99,6 +99,10 @@ def test_batch_mixed_and_duplicate_statements_are_refused_whole(ddb, table):
               S(f"DELETE FROM \"{table}\" WHERE pk = 'z' AND sk = 1.0"))
     assert error(info) == ("ValidationException", "Provided list of item keys contains duplicates")
     assert "Item" not in ddb.get_item(TableName=table, Key={"pk": {"S": "z"}, "sk": {"N": "1"}})
+    with pytest.raises(ClientError) as info:
+        batch(ddb, S(f"SELECT * FROM \"{table}\" WHERE pk = 'a' AND sk = 1"),
+              S(f"SELECT v FROM \"{table}\" WHERE sk = 1 AND pk = 'a'"))
+    assert error(info) == ("ValidationException", "Provided list of item keys contains duplicates")
 
 
 def test_batch_limits(ddb, table):

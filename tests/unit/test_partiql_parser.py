@@ -187,6 +187,8 @@ def test_syntax_errors_name_the_offending_token(text, token):
     ("SELECT * FROM t WHERE a = <<>>", "Empty bags are not supported"),
     ("INSERT INTO t VALUE [1]", "Unsupported format in item expression. Please use struct format {...} to express "
                                 "item values for insert statement. at 1:21:1"),
+    ("INSERT INTO t VALUE ?", "Unsupported format in item expression. Please use struct format {...} to express "
+                              "item values for insert statement. at 1:21:1"),
     ("INSERT INTO t VALUE {'a': 1, 'a': 2}", "Duplicate keys in tuple. Key: a under root at 1:30:3"),
     ("INSERT INTO t VALUE {a: 1}", "Tuple keys must be of type String. Actual type: VariableReference under root at 1:22:1"),
     ("DELETE FROM t WHERE pk = 1 RETURNING ALL NEW *",

@@ -56,6 +56,13 @@ def _key_identity(plan_, request: dict, table: str) -> tuple:
     return (table, tuple(orjson.dumps(source[n]) for n in plan_.schema.names))
 
 
+def _once(seen: set, identity: tuple) -> None:
+    """Two statements on one item refuse the whole batch."""
+    if identity in seen:
+        raise ValidationException(DUPLICATES)
+    seen.add(identity)
+
+
 @partiql_origin
 def batch_execute_statement(ctx: Context, body: dict) -> dict:
     mode = body.get("ReturnConsumedCapacity")
@@ -85,16 +92,14 @@ def batch_execute_statement(ctx: Context, body: dict) -> dict:
                 operation, request = "GetItem", {"TableName": table, "Key": key}
                 if spec.get("ConsistentRead") is True:
                     request["ConsistentRead"] = True
+                _once(seen, _key_identity(plan_, request, table))
             else:
                 operation, request = write_request(plan_, values, table)
                 if operation == "ConditionCheck":
                     raise ValidationException(EXISTS_OUTSIDE)
                 if spec.get("ReturnValuesOnConditionCheckFailure") is not None:
                     request["ReturnValuesOnConditionCheckFailure"] = spec["ReturnValuesOnConditionCheckFailure"]
-                identity = _key_identity(plan_, request, table)
-                if identity in seen:
-                    raise ValidationException(DUPLICATES)  # the whole batch is refused
-                seen.add(identity)
+                _once(seen, _key_identity(plan_, request, table))
             planned.append((table, operation, request, plan_, values))
         except DynamoError as err:
             if isinstance(err, ValidationException) and err.message == DUPLICATES:
