@@ -69,7 +69,7 @@ def hot_server():
             worker.join(60)
 
 
-def test_console_shows_hot_partition_and_key(hot_server, tmp_path):
+def test_console_shows_hot_partition_and_key(hot_server, tmp_path, capsys):
     url = f"{hot_server.url}/_dynalocal/console?table=orders-by-date"
     done = browse(url, tmp_path / "profile", "--dump-dom")
     assert done.returncode == 0, done.stderr[-2000:]
@@ -91,4 +91,5 @@ def test_console_shows_hot_partition_and_key(hot_server, tmp_path):
     shot = ARTIFACTS / "console.png"
     done = browse(url, tmp_path / "profile2", f"--screenshot={shot}")
     assert done.returncode == 0 and shot.exists() and shot.stat().st_size > 10_000, done.stderr[-2000:]
-    print(f"console screenshot: {shot}")
+    with capsys.disabled():  # shown in every run, not only on failure
+        print(f"\nconsole screenshot: {shot}")
