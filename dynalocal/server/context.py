@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from ..storage.capacity.registry import Capacity
 from ..storage.database import ACCOUNT, REGION, Database
+from .cors import LOCAL_ORIGINS
 
 
 class _Record:
@@ -44,7 +45,7 @@ class Settings(_Record):
                  auth: str = "relaxed",  # relaxed | verify | none (see server.auth)
                  credentials: dict | None = None,  # access key -> (secret, account) for --auth verify
                  isolation: str = "shared",  # shared | region | account: which tables a request sees
-                 cors_origins: tuple = ("http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"),
+                 cors_origins: tuple = LOCAL_ORIGINS,  # who may call from a browser (server.cors)
                  transient_delay: float = 0.0,  # seconds tables stay CREATING/UPDATING/DELETING
                  admin_token: str | None = None,  # required by guarded admin routes when set (server.adminguard)
                  ) -> None:
