@@ -10,6 +10,7 @@ from typing import Any, Callable
 
 from ..storage.capacity.registry import Capacity
 from ..storage.database import ACCOUNT, REGION, Database
+from .cors import LOCAL_ORIGINS
 
 
 class _Record:
@@ -44,7 +45,7 @@ class Settings(_Record):
                  auth: str = "relaxed",  # relaxed | verify | none (see server.auth)
                  credentials: dict | None = None,  # access key -> (secret, account) for --auth verify
                  isolation: str = "shared",  # shared | region | account: which tables a request sees
-                 cors_origins: tuple = ("http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*"),
+                 cors_origins: tuple = LOCAL_ORIGINS,  # who may call from a browser (server.cors)
                  transient_delay: float = 0.0,  # seconds tables stay CREATING/UPDATING/DELETING
                  admin_token: str | None = None,  # required by guarded admin routes when set (server.adminguard)
                  ) -> None:
@@ -83,7 +84,7 @@ class Context(_Record):
         self.db = Database() if db is None else db
         self.db.streams.clock = wall_clock  # stream record times, retention and iterator expiry
         self.settings = Settings() if settings is None else settings
-        self.capacity = Capacity(self.settings, clock) if capacity is None else capacity
+        self.capacity = Capacity(self.settings, clock, self.db) if capacity is None else capacity
         self.wall_clock = wall_clock
         self.expiry = {} if expiry is None else expiry
         self.tokens = {} if tokens is None else tokens

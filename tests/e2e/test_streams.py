@@ -391,3 +391,25 @@ def test_reset_forgets_every_stream():
         status, _, _ = server.raw(None, b"", path="/_dynalocal/reset")
         assert status == 200
         assert streams.list_streams()["Streams"] == []
+
+
+def test_under_region_isolation_another_region_cannot_read_a_stream_by_its_arn():
+    import boto3
+
+    with LiveServer(Context(settings=Settings(isolation="region"))) as server:
+        def clients(region):
+            session = boto3.session.Session(aws_access_key_id="k", aws_secret_access_key="s", region_name=region)
+            return (session.client("dynamodb", endpoint_url=server.url),
+                    session.client("dynamodbstreams", endpoint_url=server.url))
+
+        (east, east_streams), (_, west_streams) = clients("us-east-1"), clients("us-west-2")
+        arn = east.create_table(TableName="events", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                                AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                                BillingMode="PAY_PER_REQUEST",
+                                StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"})[
+            "TableDescription"]["LatestStreamArn"]
+        assert east_streams.describe_stream(StreamArn=arn)["StreamDescription"]["TableName"] == "events"
+        assert west_streams.list_streams()["Streams"] == []
+        with pytest.raises(ClientError) as info:
+            west_streams.describe_stream(StreamArn=arn)
+        assert _code(info) == "ResourceNotFoundException"

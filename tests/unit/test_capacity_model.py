@@ -353,3 +353,48 @@ def test_key_counts_keep_memory_bounded_by_folding_the_coldest_half():
     assert len(part.keys) == model.KEY_LIMIT // 2 + 1 and part.folded == model.KEY_LIMIT // 2
     assert part.other[1] == model.KEY_LIMIT // 2, "folded keys' units are kept in `other`"
     assert any(pk[10:] == b"k0" for pk in part.keys), "the hottest key is kept"
+
+
+def test_meters_of_tables_dropped_without_delete_table_are_released():
+    ctx, _ = _server()
+    for name in ("gone-1", "gone-2"):
+        _create(ctx, name)
+    ctx.db.tables.clear()  # what POST /_dynalocal/reset does
+    _create(ctx, "gone-1")  # the same name again: a new table with new meters
+    assert set(ctx.capacity.tables) == {"gone-1"}
+    assert ctx.capacity.tables["gone-1"].entry is ctx.db.tables["gone-1"]
+
+
+def test_a_provisioned_gsi_short_of_write_capacity_throttles_base_writes_in_the_adaptive_model():
+    ctx, clock = _server(burst_seconds=2)
+    _ok(ctx, "CreateTable", {
+        "TableName": "backpressure", "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"}],
+        "AttributeDefinitions": [{"AttributeName": "p", "AttributeType": "S"}, {"AttributeName": "g", "AttributeType": "S"}],
+        "ProvisionedThroughput": {"ReadCapacityUnits": 100, "WriteCapacityUnits": 100},
+        "GlobalSecondaryIndexes": [{"IndexName": "byg", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                                    "Projection": {"ProjectionType": "KEYS_ONLY"},
+                                    "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1}}]})
+    for i in range(2):  # the GSI's 2 units of burst
+        _ok(ctx, "PutItem", {"TableName": "backpressure", "Item": {"p": {"S": f"k{i}"}, "g": {"S": "x"}}})
+    status, out = _call(ctx, "PutItem", {"TableName": "backpressure", "Item": {"p": {"S": "k2"}, "g": {"S": "x"}}})
+    assert status == 400 and _reason(out) == "IndexWriteProvisionedThroughputExceeded"
+    assert out["ThrottlingReasons"][0]["resource"].endswith(":table/backpressure/index/byg")
+    _ok(ctx, "PutItem", {"TableName": "backpressure", "Item": {"p": {"S": "k3"}}})  # not in the index: served
+    data = snapshot(ctx.capacity, ctx.db, "backpressure")["tables"]["backpressure"]
+    assert data["table"]["throttles"]["write"] == {"gsi_backpressure": 1}
+    assert data["indexes"]["byg"]["throttles"]["write"] == {"table_rate": 1}
+    clock.now += 1  # one GSI unit refilled
+    _ok(ctx, "PutItem", {"TableName": "backpressure", "Item": {"p": {"S": "k2"}, "g": {"S": "x"}}})
+
+
+def test_split_partitions_split_again_while_their_many_keys_stay_hot():
+    ctx, clock = _server()
+    table = _create(ctx, "resplit", provisioned=(10, 1500), partitions=2)
+    t = ctx.db.tables[table].table
+    keys = [f"k{i}" for i in range(400)]
+    for second in range(2 * model.SPLIT_SECONDS + 5):  # 900 WCU/s on each partition, many keys each
+        for step in range(100):
+            clock.now += 0.01
+            for key in (keys[(second * 100 + step) % 400], keys[(second * 100 + step + 200) % 400]):
+                _write(ctx, table, key, 9.0 * len(t.partitions) / 2)
+    assert len(t.partitions) == 8, "each split doubles the partitions while they stay hot"

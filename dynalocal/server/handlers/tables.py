@@ -159,7 +159,7 @@ def _throughput_description(read: int, write: int) -> dict:
     return {"NumberOfDecreasesToday": 0, "ReadCapacityUnits": read, "WriteCapacityUnits": write}
 
 
-def describe(entry: TableEntry, status: str | None = None, indexes: bool = True) -> dict[str, Any]:
+def describe(entry: TableEntry, status: str | None = None) -> dict[str, Any]:
     """The TableDescription DynamoDB returns for a table."""
     out: dict[str, Any] = {
         "AttributeDefinitions": entry.attribute_definitions,
@@ -183,9 +183,9 @@ def describe(entry: TableEntry, status: str | None = None, indexes: bool = True)
     if "TableClass" in entry.extra:
         out["TableClassSummary"] = {"TableClass": entry.extra["TableClass"]}
     stream_spec.describe(entry, out)
-    if indexes and entry.gsis:
+    if entry.gsis:
         out["GlobalSecondaryIndexes"] = [_describe_gsi(entry, gsi, creating=status == "CREATING") for gsi in entry.gsis]
-    if indexes and entry.lsis:
+    if entry.lsis:
         out["LocalSecondaryIndexes"] = [_describe_lsi(entry, lsi) for lsi in entry.lsis]
     return out
 

@@ -80,15 +80,6 @@ def tagged_count(entry: TableEntry) -> int:
     return 0
 
 
-class Settings:
-    """What of the server's settings capacity reads (the server's Settings object is one)."""
-
-    throttling: str
-    burst_seconds: float
-    partition_burst_seconds: float
-    capacity_model: str
-
-
 class TableMeters:
     """The meters of one table: the table's (shared by its LSIs) and each GSI's."""
 
@@ -102,11 +93,15 @@ class TableMeters:
 
 
 class Capacity:
-    """Every meter of a server, by table name; rebuilt when a name is reused by a new table."""
+    """Every meter of a server, by table name; rebuilt when a name is reused by a new table.
 
-    def __init__(self, settings: Any, clock: Callable[[], float]) -> None:
+    `settings` is the server's Settings (throttling, burst_seconds, partition_burst_seconds,
+    capacity_model), read at each use; `db` the Database, to drop the meters of dropped tables."""
+
+    def __init__(self, settings: Any, clock: Callable[[], float], db: Any = None) -> None:
         self.settings = settings
         self.clock = clock
+        self.db = db
         self.tables: dict[str, TableMeters] = {}
 
     # -- lookup (the hot path) ----------------------------------------------------------------
@@ -189,6 +184,10 @@ class Capacity:
         return m
 
     def _build(self, entry: TableEntry) -> TableMeters:
+        if self.db is not None:  # tables dropped without DeleteTable (a reset) leave their meters behind
+            tables = self.db.tables
+            for name in [n for n, tm in self.tables.items() if tables.get(n) is not tm.entry]:
+                del self.tables[name]
         tm = TableMeters(entry, self._new_meter(entry, None, len(entry.table.partitions)))
         self.tables[entry.table.name] = tm
         self._layout(tm)
