@@ -19,7 +19,7 @@ from typing import Iterator
 
 Record = tuple[bytes, int]
 CHUNK = 256  # keys per C-level step of an ordered read
-LOAD = 512  # leaf length: split above 2 * LOAD, merged with a neighbour below LOAD // 4
+LOAD = 512  # leaf length: split above 2 * LOAD, merged with a neighbour below LOAD // 2
 
 _size = itemgetter(1)
 
@@ -90,7 +90,7 @@ class Partition:
             del keys[li], recs[li], maxes[li]
         else:
             maxes[li] = leaf[-1]
-            if len(leaf) < LOAD // 4 and len(keys) > 1:
+            if len(leaf) < LOAD // 2 and len(keys) > 1:
                 self._merge(li if li + 1 < len(keys) else li - 1)
         return old
 

@@ -9,7 +9,8 @@ from hypothesis import strategies as st
 from dynalocal.storage import partition as partition_module
 from dynalocal.storage.partition import Partition
 
-KEYS = st.binary(min_size=0, max_size=3)
+# 85 distinct keys, some prefixes of others: puts overwrite and deletes hit often enough to empty leaves
+KEYS = st.lists(st.integers(0, 3), max_size=3).map(bytes)
 BOUND = st.one_of(st.none(), KEYS)
 
 
@@ -23,16 +24,26 @@ def model_range(model: dict, lo, hi, inclusive, reverse, limit=None) -> list[byt
     return out if limit is None else out[:limit]
 
 
+def check_leaves(part: Partition) -> None:
+    """The layout's own invariants: non-empty leaves in order, each max its last key, records aligned."""
+    leaves, recs, maxes = part._keys, part._recs, part._maxes
+    assert all(leaves) and len(leaves) == len(recs) == len(maxes)
+    assert maxes == [leaf[-1] for leaf in leaves]
+    flat = [k for leaf in leaves for k in leaf]
+    assert flat == sorted(part._map) and [r for leaf in recs for r in leaf] == [part._map[k] for k in flat]
+
+
+PUT = st.tuples(st.just("put"), KEYS, st.integers(0, 50))
+DELETE = st.tuples(st.just("delete"), KEYS)
 OPS = st.lists(st.one_of(
-    st.tuples(st.just("put"), KEYS, st.integers(0, 50)),
-    st.tuples(st.just("delete"), KEYS),
-    st.tuples(st.just("load"), st.lists(st.tuples(KEYS, st.integers(0, 50)), max_size=30)),
+    PUT, PUT, PUT, PUT, DELETE, DELETE, DELETE,  # weighted so that leaves both fill up (splits) and drain (merges)
+    st.tuples(st.just("load"), st.lists(st.tuples(KEYS, st.integers(0, 50)), max_size=12)),
     st.tuples(st.just("chunks"), BOUND, BOUND, st.tuples(st.booleans(), st.booleans()), st.booleans(),
               st.one_of(st.none(), st.integers(0, 40)), st.integers(1, 9)),
-), max_size=120)
+), min_size=40, max_size=300)
 
 
-@settings(max_examples=300, deadline=None)
+@settings(max_examples=200, deadline=None)
 @given(OPS)
 def test_partition_matches_a_sorted_dict_model(ops):
     saved = partition_module.LOAD
@@ -55,7 +66,9 @@ def test_partition_matches_a_sorted_dict_model(ops):
                 want = model_range(model, lo, hi, inclusive, reverse, limit)
                 chunks = list(part.chunks(lo, hi, inclusive, reverse, limit, size))
                 assert all(len(k) == len(r) for k, r in chunks)
-                assert all(len(k) == size for k, _ in chunks[:-1]) and all(k for k, _ in chunks)
+                # every chunk but the last holds exactly `size` keys; none is empty or larger
+                assert all(len(k) == size for k, _ in chunks[:-1])
+                assert all(0 < len(k) <= size for k, _ in chunks)
                 assert [k for keys, _ in chunks for k in keys] == want
                 assert [r for _, recs in chunks for r in recs] == [model[k] for k in want]
                 assert list(part.range(lo, hi, inclusive=inclusive, reverse=reverse)) == \
@@ -63,8 +76,34 @@ def test_partition_matches_a_sorted_dict_model(ops):
             for key in list(model)[:5]:
                 assert part.get(key) == model[key]
             assert len(part) == len(model)
+            check_leaves(part)
             assert part.size_bytes == sum(s for _, s in model.values())
         assert list(part.items()) == sorted(model.items())
         assert part.get(b"absent-key") is None
+    finally:
+        partition_module.LOAD = saved
+
+
+def test_leaves_split_and_merge_and_reads_cross_them():
+    saved = partition_module.LOAD
+    partition_module.LOAD = 4
+    try:
+        part, model = Partition(0, 1), {}
+        order = [bytes([i * 37 % 200]) for i in range(200)]  # every byte < 200, scattered order
+        for key in order:
+            part.put(key, (key, 1))
+            model[key] = (key, 1)
+        check_leaves(part)
+        assert len(part._keys) > 10  # the single first leaf has split many times
+        for key in order[::3] + order[1::3]:  # drain most leaves below LOAD // 2: merges
+            assert part.delete(key) == model.pop(key)
+            check_leaves(part)
+        assert all(len(leaf) >= 2 for leaf in part._keys[:-1]) or len(part._keys) == 1
+        want = sorted(model)
+        for size in (1, 3, 7, 50):
+            assert [k for keys, _ in part.chunks(None, None, size=size) for k in keys] == want
+            assert [k for keys, _ in part.chunks(None, None, reverse=True, size=size) for k in keys] == want[::-1]
+        assert [r for _, recs in part.chunks(want[3], want[-3], (False, True), limit=9) for r in recs] == \
+            [model[k] for k in want[4:13]]
     finally:
         partition_module.LOAD = saved
