@@ -4,6 +4,7 @@
 "use strict";
 
 const state = { tables: [], selected: null, nextKey: null, lastRequest: null };
+const params = new URLSearchParams(location.search);
 const $ = (id) => document.getElementById(id);
 
 function el(tag, attrs, ...children) {
@@ -70,6 +71,12 @@ function select(name) {
   $("items").tHead.replaceChildren();
   $("items").tBodies[0].replaceChildren();
   refreshLive();
+  if (params.has("query") && name === params.get("table")) {  // a link to a Query: ?table=T&query=KEY[&index=I]
+    $("browse-index").value = params.get("index") || "";
+    $("browse-op").value = "Query";
+    $("browse-key").value = params.get("query");
+    $("browse-key-label").hidden = false;
+  }
   browse();
 }
 
@@ -213,7 +220,6 @@ $("browse-next").addEventListener("click", () => browse(null, true));
 $("browse-op").addEventListener("change", () => { $("browse-key-label").hidden = $("browse-op").value !== "Query"; });
 $("browse-key-label").hidden = true;
 
-const params = new URLSearchParams(location.search);
 if (params.get("table")) state.selected = params.get("table");
 function tick(fn, ms) { fn().catch((e) => { $("status").textContent = `error: ${e.message}`; }); setInterval(() => fn().catch(() => {}), ms); }
 tick(refreshTables, 5000);

@@ -103,10 +103,13 @@ class TableReport:
 
     @property
     def throttles(self) -> dict[str, int]:
+        """Throttle events by cause; a GSI's own causes are labelled with the index, since a write it
+        refused is also counted on the table as GSI back-pressure."""
         out: dict[str, int] = {}
         for m in self.meters:
             for cause, n in m.throttles.items():
-                out[cause] = out.get(cause, 0) + n
+                label = cause if m.index is None else f"{cause} (index {m.index})"
+                out[label] = out.get(label, 0) + n
         return out
 
 

@@ -87,6 +87,13 @@ def test_console_shows_hot_partition_and_key(hot_server, tmp_path, capsys):
     assert '<tr data-key="2024-11-23">' in dom  # the top keys
     assert "items" in re.search(r'<span id="browse-status"[^>]*>([^<]*)<', dom).group(1)  # the item browser's Scan
 
+    # the item browser's Query, opened by link: only the queried key's items
+    done = browse(f"{url}&query=2024-11-05", tmp_path / "profile3", "--dump-dom")
+    assert done.returncode == 0, done.stderr[-2000:]
+    rows = re.findall(r"<tr><td>([^<]*)</td>", done.stdout.split('id="items"', 1)[1])
+    assert rows and set(rows) == {"2024-11-05"}
+    assert re.search(r'<span id="browse-status"[^>]*>(\d+) items<', done.stdout).group(1) == str(len(rows))
+
     ARTIFACTS.mkdir(exist_ok=True)
     shot = ARTIFACTS / "console.png"
     done = browse(url, tmp_path / "profile2", f"--screenshot={shot}")

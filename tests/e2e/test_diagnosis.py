@@ -56,7 +56,7 @@ def test_hot_gsi_key_verdict_names_the_index(live):
     v = verdict(live, "orders-gsi")
     assert v["kind"] == "hot GSI key" and v["index"] == "by-status" and v["key"] == "PENDING"
     [report] = get(live, "/_dynalocal/report?table=orders-gsi")["tables"]
-    assert report["throttles"].get("GSI back-pressure") == refused
+    assert report["throttles"] == {"GSI back-pressure": refused, "partition ceiling (index by-status)": refused}
 
 
 def test_under_provisioned_verdict_with_even_partitions(live):

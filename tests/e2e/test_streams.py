@@ -391,3 +391,43 @@ def test_reset_forgets_every_stream():
         status, _, _ = server.raw(None, b"", path="/_dynalocal/reset")
         assert status == 200
         assert streams.list_streams()["Streams"] == []
+
+
+def test_under_region_isolation_another_region_cannot_read_a_stream_by_its_arn():
+    import boto3
+
+    with LiveServer(Context(settings=Settings(isolation="region"))) as server:
+        def clients(region):
+            session = boto3.session.Session(aws_access_key_id="k", aws_secret_access_key="s", region_name=region)
+            return (session.client("dynamodb", endpoint_url=server.url),
+                    session.client("dynamodbstreams", endpoint_url=server.url))
+
+        (east, east_streams), (_, west_streams) = clients("us-east-1"), clients("us-west-2")
+        arn = east.create_table(TableName="events", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                                AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                                BillingMode="PAY_PER_REQUEST",
+                                StreamSpecification={"StreamEnabled": True, "StreamViewType": "KEYS_ONLY"})[
+            "TableDescription"]["LatestStreamArn"]
+        assert east_streams.describe_stream(StreamArn=arn)["StreamDescription"]["TableName"] == "events"
+        assert west_streams.list_streams()["Streams"] == []
+        with pytest.raises(ClientError) as info:
+            west_streams.describe_stream(StreamArn=arn)
+        assert _code(info) == "ResourceNotFoundException"
+
+
+def test_at_timestamp_and_sequence_numbers_outside_the_shard(live):
+    ddb, streams = live.ddb, live.streams
+    name, arn = _table(live, "KEYS_ONLY", Tags=[{"Key": "dynalocal:partitions", "Value": "1"}])
+    ddb.put_item(TableName=name, Item={"pk": {"S": "first"}})
+    live.wall.now += 10
+    middle = live.wall.now
+    ddb.put_item(TableName=name, Item={"pk": {"S": "second"}})
+    (shard,) = all_shards(streams, arn)
+    iterator = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="AT_TIMESTAMP",
+                                          Timestamp=middle)["ShardIterator"]
+    assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in streams.get_records(ShardIterator=iterator)["Records"]] == [
+        "second"]
+    with pytest.raises(ClientError) as info:
+        streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="AT_SEQUENCE_NUMBER",
+                                   SequenceNumber="0" * 21)
+    assert _code(info) == "ValidationException"

@@ -385,3 +385,16 @@ def test_a_provisioned_gsi_short_of_write_capacity_throttles_base_writes_in_the_
     assert data["indexes"]["byg"]["throttles"]["write"] == {"table_rate": 1}
     clock.now += 1  # one GSI unit refilled
     _ok(ctx, "PutItem", {"TableName": "backpressure", "Item": {"p": {"S": "k2"}, "g": {"S": "x"}}})
+
+
+def test_split_partitions_split_again_while_their_many_keys_stay_hot():
+    ctx, clock = _server()
+    table = _create(ctx, "resplit", provisioned=(10, 1500), partitions=2)
+    t = ctx.db.tables[table].table
+    keys = [f"k{i}" for i in range(400)]
+    for second in range(2 * model.SPLIT_SECONDS + 5):  # 900 WCU/s on each partition, many keys each
+        for step in range(100):
+            clock.now += 0.01
+            for key in (keys[(second * 100 + step) % 400], keys[(second * 100 + step + 200) % 400]):
+                _write(ctx, table, key, 9.0 * len(t.partitions) / 2)
+    assert len(t.partitions) == 8, "each split doubles the partitions while they stay hot"

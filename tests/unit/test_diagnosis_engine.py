@@ -47,7 +47,7 @@ def test_hot_gsi_key_names_the_index_and_key():
     assert (v.kind, v.index, v.key) == (HOT_GSI_KEY, "by-status", "PENDING")
     assert "index by-status of table orders" in v.summary
     assert any("GSI partition key" in a for a in v.advice)
-    assert report.throttles == {GSI_BACK_PRESSURE: 30, PARTITION_CEILING: 30}
+    assert report.throttles == {GSI_BACK_PRESSURE: 30, "partition ceiling (index by-status)": 30}
     table_meter = report.meters[0]
     assert table_meter.verdict.kind == FINE and "a GSI could not absorb them" in table_meter.verdict.summary
 

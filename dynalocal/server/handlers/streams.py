@@ -44,9 +44,15 @@ def _stream(ctx: Context, arn: str) -> Stream:
         raise ValidationException(f"Invalid StreamArn: {arn}")
     registry = ctx.db.streams
     stream = registry.streams.get(arn)
-    if stream is None or not stream.readable(registry.clock()):
+    if stream is None or not stream.readable(registry.clock()) or not _in_scope(ctx, stream):
         raise ResourceNotFoundException(f"Requested resource not found: Stream: {arn} not found")
     return stream
+
+
+def _in_scope(ctx: Context, stream: Stream) -> bool:
+    """Whether the caller sees this stream (under --isolation, only its own tables' streams)."""
+    scope, key = ctx.scope, stream.table_name
+    return not scope or (key.startswith(scope) and SCOPE_SEPARATOR not in key[len(scope):])
 
 
 def _shard(stream: Stream, shard_id: str) -> Shard:
@@ -62,9 +68,7 @@ def _table_name(stream: Stream) -> str:
 
 
 def list_streams(ctx: Context, body: dict) -> dict:
-    scope = ctx.scope  # under --isolation, only the streams of this caller's tables
-    streams = [s for s in ctx.db.streams.visible()
-               if s.table_name.startswith(scope) and SCOPE_SEPARATOR not in s.table_name[len(scope):]]
+    streams = [s for s in ctx.db.streams.visible() if _in_scope(ctx, s)]
     name = body.get("TableName")
     if name is not None:
         streams = [s for s in streams if s.table_name == ctx.scope + name]

@@ -134,10 +134,13 @@ class PartMeter:
         return list(self.units), list(self.requests), burst
 
     def one_key_dominates(self) -> bool:
-        total = self.units[0] + self.units[1]
-        if not self.keys or total <= 0:
+        """Whether one partition-key value carries ONE_KEY_FRACTION of the units counted for the
+        keys now in this partition (counts since each key was first seen: they move with splits)."""
+        if not self.keys:
             return False
-        return max(c[0] + c[1] for c in self.keys.values()) >= ONE_KEY_FRACTION * total
+        units = [c[0] + c[1] for c in self.keys.values()]
+        total = sum(units) + self.other[0] + self.other[1]
+        return total > 0 and max(units) >= ONE_KEY_FRACTION * total
 
 
 class Meter:
