@@ -8,21 +8,8 @@ import urllib.request
 import pytest
 from botocore.exceptions import ClientError
 
-from conftest import LiveServer
+from conftest import FakeClock, LiveServer
 from dynalocal.server.context import Context, Settings
-
-
-class FakeClock:
-    """A clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def _server(throttling: str = "enforce", burst: float = 2.0):

@@ -16,7 +16,8 @@ import pytest
 
 from conftest import LiveServer
 from dynalocal.server.context import Context, Settings
-from diagnosis_load import FakeClock, create, put
+from conftest import FakeClock
+from diagnosis_load import create, put
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / ".artifacts"
 
