@@ -28,14 +28,25 @@ def free_port() -> int:
         return s.getsockname()[1]
 
 
-class WallClock:
-    """An injectable wall clock (epoch seconds) that moves only when a test sets `now`."""
+class FakeClock:
+    """An injectable clock (capacity's monotonic one by default) that moves only when a test moves it."""
+
+    start = 1000.0
 
     def __init__(self) -> None:
-        self.now = 1_700_000_000.0
+        self.now = self.start
 
     def __call__(self) -> float:
         return self.now
+
+    def advance(self, seconds: float) -> None:
+        self.now += seconds
+
+
+class WallClock(FakeClock):
+    """A FakeClock in epoch seconds, for the wall clock (TTL, streams, transient statuses)."""
+
+    start = 1_700_000_000.0
 
 
 class LiveServer:

@@ -94,19 +94,68 @@ _METRICS = (
 )
 
 
+_LIMITS = (
+    ("dynalocal_table_limit_units_per_second",
+     "Units per second the table or GSI sustains now: the provisioned rate, or the on-demand ceiling"),
+    ("dynalocal_partition_limit_units_per_second",
+     "Units per second one partition sustains: the partition ceiling, or the classic model's share if lower"),
+)
+_CAUSES = ("dynalocal_partition_throttles_by_cause_total", "Requests throttled, by direction and cause")
+
+
 def prometheus(ctx: Context) -> str:
-    """The partition figures of every table and GSI in Prometheus text format (GSIs labelled `index`)."""
-    series = []  # (labels, per-partition stats); table and index names need no escaping
+    """The partition figures of every table and GSI in Prometheus text format (GSIs labelled `index`),
+    with their limits and throttles by cause. Hot key values are left out: this endpoint is open."""
+    series = []  # (labels, meter data, per-partition stats); table and index names need no escaping
     for name, entry in sorted(ctx.db.tables.items()):
-        series.append((f'table="{name}"', partition_stats(ctx, entry)))
-        for index, parts in sorted(index_stats(ctx, entry).items()):
-            series.append((f'table="{name}",index="{index}"', parts))
+        now = ctx.clock()
+        data = meter_data(entry, ctx.capacity.meter(entry), entry.table, entry.table.schema.hash_type, now)
+        series.append((f'table="{name}"', data, _store_stats(data)))
+        for index in sorted((i for i in entry.table.indexes.values() if i.is_global), key=lambda i: i.name):
+            data = meter_data(entry, ctx.capacity.index_meter(entry, index), index, index.schema.hash_type, now)
+            series.append((f'table="{name}",index="{index.name}"', data, _store_stats(data)))
     lines = []
     for field, metric, help_text in _METRICS:
         kind = "counter" if metric.endswith("_total") else "gauge"
         lines += [f"# HELP {metric} {help_text}", f"# TYPE {metric} {kind}"]
-        for labels, parts in series:
+        for labels, _, parts in series:
             for p in parts:
                 lines.append(f'{metric}{{{labels},partition="{p["index"]}"}} {p[field]}')
+    (table_metric, table_help), (part_metric, part_help) = _LIMITS
+    lines += [f"# HELP {table_metric} {table_help}", f"# TYPE {table_metric} gauge"]
+    for labels, data, _ in series:
+        for direction, rate in _table_limits(data).items():
+            lines.append(f'{table_metric}{{{labels},direction="{direction}"}} {rate}')
+    lines += [f"# HELP {part_metric} {part_help}", f"# TYPE {part_metric} gauge"]
+    for labels, data, parts in series:
+        for direction in ("read", "write"):
+            limit = data["partition_ceiling"][direction]
+            for p in parts:
+                share = p[f"{direction}_capacity_per_second"]
+                rate = min(limit, share) if share is not None else limit
+                lines.append(f'{part_metric}{{{labels},partition="{p["index"]}",direction="{direction}"}} {rate}')
+    metric, help_text = _CAUSES
+    lines += [f"# HELP {metric} {help_text}", f"# TYPE {metric} counter"]
+    for labels, _, parts in series:
+        for p in parts:
+            for direction, causes in p["throttles_by_cause"].items():
+                for cause, count in sorted(causes.items()):
+                    lines.append(f'{metric}{{{labels},partition="{p["index"]}",direction="{direction}",'
+                                 f'cause="{cause}"}} {count}')
     return "\n".join(lines) + "\n"
+
+
+def _table_limits(data: dict) -> dict[str, float]:
+    """The table-level rate per direction: provisioned, else the on-demand ceiling (both capped by
+    an on-demand maximum when one is set); a direction with none is left out."""
+    out = {}
+    for direction in ("read", "write"):
+        base = data["provisioned"] or data["ceiling"]
+        rate = base[direction] if base is not None else None
+        cap = data["max_on_demand"][direction]
+        if cap is not None:
+            rate = cap if rate is None else min(rate, cap)
+        if rate is not None:
+            out[direction] = rate
+    return out
 

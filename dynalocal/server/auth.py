@@ -216,6 +216,7 @@ class Authenticator:
         self.anonymous = Principal("", DEFAULT_REGION, DEFAULT_ACCOUNT, isolation)
         self._principals: dict[tuple[str, str], Principal] = {}  # (key, region) -> Principal, bounded
         self._scopes: dict[str, Principal] = {}  # relaxed mode: Credential=... text -> Principal, bounded
+        self._prefixes: dict[bytes, Principal] = {}  # `quick`: header up to its signature -> Principal, bounded
 
     def principal(self, access_key: str, region: str) -> Principal:
         """The (cached) Principal of an access key signing for a region."""
@@ -250,11 +251,27 @@ class Authenticator:
         return self.principal(signed.access_key, signed.region)
 
     def quick(self, header: bytes) -> Principal | None:
-        """Relaxed and none modes: the Principal of a well-formed Authorization header (cached by
-        its credential scope), or None when `authenticate` must look closer."""
+        """Relaxed and none modes: the Principal of a well-formed Authorization header, or None when
+        `authenticate` must look closer.
+
+        Cached by the header's text before its last `Signature=` (a client repeats it: algorithm,
+        credential scope, signed headers), when that text alone makes `_relaxed` accept the header:
+        then any header with the same prefix and a signature gets the same Principal."""
         if self.mode == "verify":
             return None
-        return self._relaxed(header.decode("latin-1"))
+        cut = header.rfind(b"Signature=")
+        prefix = header[:cut]
+        if cut >= 0:
+            found = self._prefixes.get(prefix)
+            if found is not None:
+                return found
+        text = header.decode("latin-1")
+        found = self._relaxed(text)
+        if found is not None and cut >= 0 and self._relaxed(text[:cut] + "Signature=") is found:
+            if len(self._prefixes) >= 4096:
+                self._prefixes.clear()
+            self._prefixes[prefix] = found
+        return found
 
     def _relaxed(self, header: str) -> Principal | None:
         """The fast path of relaxed mode: a well-formed header's Principal from its credential scope

@@ -7,9 +7,17 @@ Plug-ins are plain callables kept in `Hooks` (one instance per server, `HttpServ
   (return an `Answer` to answer at once), choosing the `Context` a request runs against
   (set `request.ctx`). Returning None passes the request on.
 * `after(request, answer) -> Answer` runs on every answer of the DynamoDB endpoint and of
-  the plug-ins, in order, before framing: response compression (change `body`, add a
-  `content-encoding` line), CORS headers (add lines to `headers`). The x-amz-crc32 and
-  content-length are computed afterwards, over the final body.
+  the plug-ins, in order, before framing. The x-amz-crc32 and content-length are computed
+  afterwards, over the final body.
+* `after_marked(request, answer) -> Answer` is the same, but runs (before `after`) only on
+  answers to requests a before-hook marked by setting `request.state`: response compression
+  (change `body`, add a `content-encoding` line) and CORS headers (add lines to `headers`)
+  concern few requests, and an answer with no after-hook to run takes the protocol's inlined
+  write path.
+
+The protocol collects the headers plug-ins commonly need while it parses the head (`target`,
+`content_type`, `host`, `authorization`, `origin`, `content_encoding`, `accept_encoding`), so
+plug-ins need not scan `headers` again.
 
 Plug-ins run on the event loop, one request at a time: they must not block.
 """
@@ -31,7 +39,7 @@ class Request:
     """A complete request. Header names are lower-cased bytes, in arrival order."""
 
     __slots__ = ("method", "url", "headers", "body", "target", "content_type", "host", "keep_alive", "version",
-                 "ctx", "state")
+                 "authorization", "origin", "content_encoding", "accept_encoding", "ctx", "state")
 
     def __init__(self, method: bytes, url: bytes, headers: list[tuple[bytes, bytes]], version: str,
                  keep_alive: bool) -> None:
@@ -44,8 +52,13 @@ class Request:
         self.target: str | None = None  # X-Amz-Target
         self.content_type: bytes | None = None  # media type, lower-cased, without parameters
         self.host: bytes | None = None  # Host header value
+        # Where a header is sent twice, these hold its last value (accept_encoding: the last one not identity).
+        self.authorization: bytes | None = None
+        self.origin: bytes | None = None
+        self.content_encoding: bytes | None = None
+        self.accept_encoding: bytes | None = None  # None also when it is `identity` (botocore's: no coding)
         self.ctx: Any = None  # the Context to run against; None = the server's own
-        self.state: dict[str, Any] | None = None  # free for plug-ins (e.g. the authenticated account)
+        self.state: Any = None  # free for plug-ins; not None runs the `Hooks.after_marked` hooks on the answer
 
     def header(self, name: bytes) -> bytes | None:
         """The first value of a header (name lower-cased), or None."""
@@ -69,3 +82,4 @@ class Hooks:
     def __init__(self) -> None:
         self.before: list[Before] = []
         self.after: list[After] = []
+        self.after_marked: list[After] = []

@@ -46,18 +46,9 @@ class WirePlugin:
         if url != b"/" and url[:2] != b"/?":
             return None
         method = req.method
-        origin = encoding = accept = authorization = None
-        for name, value in req.headers:
-            if name == b"authorization":
-                authorization = value
-            elif name == b"origin":
-                origin = value
-            elif name == b"content-encoding":
-                encoding = value
-            elif name == b"accept-encoding" and value != b"identity":  # botocore sends identity
-                accept = value
-        if origin is not None or accept is not None:
-            req.state = {"origin": origin, "accept": accept}
+        origin = req.origin  # the headers were collected while the protocol parsed them (exchange.Request)
+        if origin is not None or req.accept_encoding is not None:
+            req.state = self  # mark: `after` has work on the answer (else it is not run at all)
         if method == b"OPTIONS":
             if origin is None:
                 return None
@@ -65,7 +56,9 @@ class WirePlugin:
             return Answer(status, b"", b"text/plain", _framed(headers))
         if method != b"POST":
             return None
+        authorization = req.authorization
         principal = self.auth.quick(authorization) if authorization is not None else None
+        encoding = req.content_encoding
         if principal is not None:  # relaxed or none mode, a well-formed header: the common case
             ctx = self.ctx
             ctx.region, ctx.account, ctx.scope = principal.region, principal.account, principal.scope
@@ -97,17 +90,16 @@ class WirePlugin:
         return None
 
     def after(self, req: Request, answer: Answer) -> Answer:
-        state = req.state
-        if state is None:
-            return answer
+        """Response compression and CORS headers (an `after_marked` hook: `before` marks the requests
+        with an Origin or an accepted coding)."""
         status, body, content_type, extra = answer
-        accept = state.get("accept")
+        accept = req.accept_encoding
         if accept is not None and len(body) >= compression.MIN_COMPRESSED:
             coding = compression.accepted(accept)
             if coding is not None:
                 body = compression.encode(body, coding)
                 extra += b"content-encoding: " + coding + b"\r\n"
-        origin = state.get("origin")
+        origin = req.origin
         if origin is not None and req.method != b"OPTIONS":
             extra += _framed(self.cors.response_headers(origin))
         return Answer(status, body, content_type, extra)
@@ -147,5 +139,5 @@ def install(server) -> WirePlugin:
     """Add the wire plug-ins to an HttpServer (per its app's settings); return them."""
     plugin = WirePlugin(server.app.ctx)
     server.hooks.before.append(plugin.before)
-    server.hooks.after.append(plugin.after)
+    server.hooks.after_marked.append(plugin.after)
     return plugin

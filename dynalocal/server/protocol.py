@@ -19,8 +19,9 @@ How a request flows (the plug-in points are marked *):
    written when the group's fsync future resolves (no task per request). Every other route
    (`GET /` health, `/_dynalocal/...` admin and console, 404s) goes to the ASGI app through
    `asgi.call` in a task; later requests wait for it so they take effect in order.
-4. `_reply`: * every `Hooks.after` plug-in (response compression, CORS headers) may change
-   the answer; it is framed in one buffer (content-length and x-amz-crc32 over the final
+4. `_reply`: * the `Hooks.after_marked` plug-ins (response compression, CORS headers), on the
+   answer to a request a before-hook marked, then every `Hooks.after` plug-in may change the
+   answer; it is framed in one buffer (content-length and x-amz-crc32 over the final
    body) and written, in order: answers that must wait (fsync, ASGI) hold a slot that later
    answers queue behind.
 """
@@ -61,6 +62,7 @@ class HttpProtocol(asyncio.Protocol):
         self.app = server.app
         self.before = server.hooks.before  # the live lists: plug-ins may be added while serving
         self.after = server.hooks.after
+        self.after_marked = server.hooks.after_marked
         self.hosts = server.hosts
         self.defaults = server.defaults
         self.request_timeout = server.request_timeout
@@ -180,21 +182,34 @@ class HttpProtocol(asyncio.Protocol):
         self._in_head = False
         parser = self.parser
         version = parser.get_http_version()
-        self._req = req = Request(parser.get_method(), self._url, self._headers, version,
+        headers = self._headers
+        self._req = req = Request(parser.get_method(), self._url, headers, version,
                                   version != "1.0" and parser.should_keep_alive())
-        length = -1
-        expect = False
-        for name, value in self._headers:
-            if name == b"x-amz-target":
-                req.target = value.decode("latin-1")
-            elif name == b"content-type":
-                req.content_type = value.split(b";", 1)[0].strip().lower()
-            elif name == b"content-length":
-                length = int(value) if value.isdigit() else -1
-            elif name == b"host":
-                req.host = value
-            elif name == b"expect":
-                expect = value.lower() == b"100-continue"
+        # The headers we and the plug-ins need, in one C-level pass: a dict keeps each name's last value.
+        fields = dict(headers)
+        get = fields.get
+        value = get(b"x-amz-target")
+        if value is not None:
+            req.target = value.decode("latin-1")
+        value = get(b"content-type")
+        if value is not None:
+            req.content_type = value.split(b";", 1)[0].strip().lower()
+        value = get(b"content-length")
+        length = -1 if value is None or not value.isdigit() else int(value)
+        req.host = get(b"host")
+        req.authorization = get(b"authorization")
+        req.origin = get(b"origin")
+        req.content_encoding = get(b"content-encoding")
+        value = get(b"accept-encoding")
+        if value == b"identity":
+            value = None
+            if len(fields) != len(headers):  # some header sent twice: the last Accept-Encoding not identity
+                for name, other in headers:
+                    if name == b"accept-encoding" and other != b"identity":
+                        value = other
+        req.accept_encoding = value
+        value = get(b"expect")
+        expect = value is not None and value.lower() == b"100-continue"
         self._chunks = []
         self._size = 0
         self._refusal = None
@@ -264,9 +279,10 @@ class HttpProtocol(asyncio.Protocol):
             journal = ctx.journal
             if journal is None:
                 status, body, content_type = app.respond(req.target, req.content_type, req.body, ctx)
-                if self.after or self._slots or not req.keep_alive or req.method != b"POST" or self.server.stopping:
+                if self._slots or self.after or (req.state is not None and self.after_marked) \
+                        or not req.keep_alive or self.server.stopping:
                     self._emit(*self._reply(req, status, body, content_type))
-                else:  # the common case, inlined: keep-alive, nothing waiting before it, no plug-in
+                else:  # the common case, inlined: keep-alive, nothing waiting before it, no after-hook to run
                     self.transport.write(b"".join((STATUS.get(status) or status_line(status), self.defaults.block,
                                                    codec.header_block(body, content_type), END_KEEP, body)))
                 return
@@ -306,10 +322,11 @@ class HttpProtocol(asyncio.Protocol):
     def _reply(self, req: Request, status: int, body: bytes, content_type: bytes = codec.JSON_TYPE,
                extra: bytes = b"") -> tuple[bytes, bool]:
         """The framed answer to `req`, and whether the connection closes after it."""
-        if self.after:
+        hooks = self.after_marked + self.after if req.state is not None and self.after_marked else self.after
+        if hooks:
             answer = Answer(status, body, content_type, extra)
             try:
-                for hook in self.after:
+                for hook in hooks:
                     answer = hook(req, answer)
             except Exception:  # a plug-in's bug: answer like DynamoDB's 500, keep serving
                 log.exception("response plug-in failed")

@@ -6,14 +6,6 @@ from botocore.exceptions import ClientError
 KB = 1024
 
 
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 def create(ddb, name: str, gsi: bool = False, **kwargs) -> None:
     attrs = [{"AttributeName": "pk", "AttributeType": "S"}]
     if gsi:

@@ -8,21 +8,8 @@ import urllib.request
 import pytest
 from botocore.exceptions import ClientError
 
-from conftest import LiveServer
+from conftest import FakeClock, LiveServer
 from dynalocal.server.context import Context, Settings
-
-
-class FakeClock:
-    """A clock the test moves by hand."""
-
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-    def advance(self, seconds: float) -> None:
-        self.now += seconds
 
 
 def _server(throttling: str = "enforce", burst: float = 2.0):
@@ -257,3 +244,40 @@ def test_metrics_endpoint_speaks_prometheus(live, client):
     assert f'dynalocal_partition_write_units_total{{table="{table}",partition="' in text
     assert sum(float(line.rsplit(" ", 1)[1]) for line in text.splitlines()
                if line.startswith(f'dynalocal_partition_items{{table="{table}"')) == 1
+
+
+def _metric(text: str, prefix: str) -> float:
+    (line,) = [line for line in text.splitlines() if line.startswith(prefix)]
+    return float(line.rsplit(" ", 1)[1])
+
+
+def test_metrics_show_limits_and_throttles_by_cause():
+    with _server(burst=0.0) as live:
+        client = live.client(retries={"total_max_attempts": 1, "mode": "standard"})
+        table = _table(client, provisioned=(4, 6), partitions=2, classic=True)
+        client.put_item(TableName=table, Item={"id": {"S": "k"}})
+        _, err = _reads_until_throttled(client, table, limit=50)
+        assert err is not None
+        with urllib.request.urlopen(f"{live.url}/_dynalocal/metrics") as resp:
+            text = resp.read().decode()
+    labels = f'table="{table}"'
+    assert _metric(text, f'dynalocal_table_limit_units_per_second{{{labels},direction="read"}}') == 4
+    assert _metric(text, f'dynalocal_table_limit_units_per_second{{{labels},direction="write"}}') == 6
+    # classic model: each of the 2 partitions sustains half the provisioned rate
+    assert _metric(text, f'dynalocal_partition_limit_units_per_second{{{labels},partition="0",direction="read"}}') == 2
+    assert _metric(text, f'dynalocal_partition_limit_units_per_second{{{labels},partition="1",direction="write"}}') == 3
+    throttled = [line for line in text.splitlines()
+                 if line.startswith(f"dynalocal_partition_throttles_by_cause_total{{{labels},")]
+    assert sum(float(line.rsplit(" ", 1)[1]) for line in throttled if 'direction="read"' in line) >= 1
+    assert all('cause="' in line for line in throttled)
+    assert '"k"' not in text  # no key values: the endpoint is open to anyone who can reach the server
+
+
+def test_metrics_on_demand_limits_are_the_table_ceiling(live, client):
+    table = _table(client)
+    with urllib.request.urlopen(f"{live.url}/_dynalocal/metrics") as resp:
+        text = resp.read().decode()
+    labels = f'table="{table}"'
+    assert _metric(text, f'dynalocal_table_limit_units_per_second{{{labels},direction="read"}}') == 12000
+    assert _metric(text, f'dynalocal_table_limit_units_per_second{{{labels},direction="write"}}') == 4000
+    assert _metric(text, f'dynalocal_partition_limit_units_per_second{{{labels},partition="0",direction="write"}}') == 1000

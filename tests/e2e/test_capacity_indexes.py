@@ -15,9 +15,8 @@ import urllib.request
 import pytest
 from botocore.exceptions import ClientError
 
-from conftest import LiveServer
 from dynalocal.server.context import Context, Settings
-from test_capacity import FakeClock
+from conftest import FakeClock, LiveServer
 
 TABLE_MESSAGE = "The level of configured provisioned throughput for the table was exceeded."
 INDEX_MESSAGE = "The level of configured provisioned throughput for one or more global secondary indexes"

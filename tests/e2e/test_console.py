@@ -14,9 +14,9 @@ from pathlib import Path
 
 import pytest
 
-from conftest import LiveServer
+from conftest import FakeClock, LiveServer
+from diagnosis_load import create, put
 from dynalocal.server.context import Context, Settings
-from diagnosis_load import FakeClock, create, put
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / ".artifacts"
 

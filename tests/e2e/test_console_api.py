@@ -5,8 +5,8 @@ import json
 
 import pytest
 
-from conftest import LiveServer
-from diagnosis_load import FakeClock, create, put
+from conftest import FakeClock, LiveServer
+from diagnosis_load import create, put
 from dynalocal.server.context import Context, Settings
 
 

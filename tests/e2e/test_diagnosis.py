@@ -8,8 +8,8 @@ import sys
 
 import pytest
 
-from conftest import LiveServer
-from diagnosis_load import KB, FakeClock, create, put, run
+from conftest import FakeClock, LiveServer
+from diagnosis_load import KB, create, put, run
 from dynalocal.server.context import Context, Settings
 
 @pytest.fixture

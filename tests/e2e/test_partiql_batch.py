@@ -6,7 +6,7 @@ import uuid
 import pytest
 from botocore.exceptions import ClientError
 
-from conftest import LiveServer
+from conftest import FakeClock, LiveServer
 from dynalocal.server.context import Context, Settings
 
 
@@ -188,14 +188,6 @@ def test_transaction_validation(ddb, table, statements, message):
 
 
 # -- throttling: PartiQL is metered like the equivalent operation --------------------------------
-
-class FakeClock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
-
 
 @pytest.fixture(scope="module")
 def throttled():

@@ -336,3 +336,24 @@ def test_plug_ins_can_answer_rewrite_requests_and_decorate_answers():
     assert b"MissingAuthenticationToken" in answers[0][2] and b"TableNames" in answers[1][2]
     assert b"InternalServerError" in answers[2][2]
     assert all(a[1][b"access-control-allow-origin"] == b"*" for a in answers)
+
+
+def test_after_marked_plug_ins_run_only_on_answers_to_marked_requests():
+    def before(req):
+        if req.header(b"x-mark"):
+            req.state = "marked"
+        return None
+
+    def after_marked(req, answer):
+        return answer._replace(headers=answer.headers + b"x-decorated: " + req.state.encode() + b"\r\n")
+
+    with LiveServer() as live:
+        for hooks in (live.server.hooks.before, live.server.hooks.after, live.server.hooks.after_marked):
+            hooks.clear()
+        live.server.hooks.before.append(before)
+        live.server.hooks.after_marked.append(after_marked)
+        with connect(live) as sock:
+            sock.sendall(request() + request(extra="X-Mark: 1\r\n") + request())
+            answers = read_responses(sock, 3)
+    assert [a[0].split(b" ")[1] for a in answers] == [b"200", b"200", b"200"]
+    assert [a[1].get(b"x-decorated") for a in answers] == [None, b"marked", None]

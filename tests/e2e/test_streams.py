@@ -413,3 +413,21 @@ def test_under_region_isolation_another_region_cannot_read_a_stream_by_its_arn()
         with pytest.raises(ClientError) as info:
             west_streams.describe_stream(StreamArn=arn)
         assert _code(info) == "ResourceNotFoundException"
+
+
+def test_at_timestamp_and_sequence_numbers_outside_the_shard(live):
+    ddb, streams = live.ddb, live.streams
+    name, arn = _table(live, "KEYS_ONLY", Tags=[{"Key": "dynalocal:partitions", "Value": "1"}])
+    ddb.put_item(TableName=name, Item={"pk": {"S": "first"}})
+    live.wall.now += 10
+    middle = live.wall.now
+    ddb.put_item(TableName=name, Item={"pk": {"S": "second"}})
+    (shard,) = all_shards(streams, arn)
+    iterator = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="AT_TIMESTAMP",
+                                          Timestamp=middle)["ShardIterator"]
+    assert [r["dynamodb"]["Keys"]["pk"]["S"] for r in streams.get_records(ShardIterator=iterator)["Records"]] == [
+        "second"]
+    with pytest.raises(ClientError) as info:
+        streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="AT_SEQUENCE_NUMBER",
+                                   SequenceNumber="0" * 21)
+    assert _code(info) == "ValidationException"

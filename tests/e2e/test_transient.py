@@ -4,24 +4,16 @@ from __future__ import annotations
 import pytest
 from botocore.exceptions import ClientError
 
-from conftest import LiveServer
+from conftest import LiveServer, WallClock
 from dynalocal.server.context import Context, Settings
 
 KEYS = [{"AttributeName": "id", "KeyType": "HASH"}]
 DEFS = [{"AttributeName": "id", "AttributeType": "S"}]
 
 
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1_700_000_000.0
-
-    def __call__(self) -> float:
-        return self.now
-
-
 @pytest.fixture(scope="module")
 def slow():
-    clock = Clock()
+    clock = WallClock()
     with LiveServer(Context(settings=Settings(transient_delay=5.0), wall_clock=clock)) as live:
         live.clock = clock
         yield live

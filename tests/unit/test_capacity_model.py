@@ -12,20 +12,13 @@ import logging
 import orjson
 import pytest
 
+from conftest import FakeClock as Clock
 from dynalocal.server.app import dispatch
 from dynalocal.server.context import Context, Settings
 from dynalocal.storage.capacity import meter as model
 from dynalocal.storage.capacity.report import snapshot
 
 PREFIX = "DynamoDB_20120810."
-
-
-class Clock:
-    def __init__(self) -> None:
-        self.now = 1000.0
-
-    def __call__(self) -> float:
-        return self.now
 
 
 def _server(**settings) -> tuple[Context, Clock]:

@@ -98,6 +98,25 @@ def test_relaxed_and_none_modes():
     assert Authenticator("none").authenticate("POST", "/", "", {"authorization": header}, b"").region == "sa-east-1"
 
 
+def test_quick_caches_by_the_text_before_the_signature_and_agrees_with_the_full_parse():
+    auth = Authenticator("relaxed")
+    prefix = b"AWS4-HMAC-SHA256 Credential=k/20250101/eu-west-3/dynamodb/aws4_request, SignedHeaders=host, "
+    first = auth.quick(prefix + b"Signature=" + b"0" * 64)
+    assert first is not None and first.region == "eu-west-3"
+    assert auth.quick(prefix + b"Signature=" + b"f" * 64) is first  # another signature, the same caller
+    # A prefix that does not by itself make the header well-formed is never a cache hit.
+    bad = b"AWS4-HMAC-SHA256 Credential=k/20250101/eu-west-3/dynamodb/aws4_request, "
+    assert auth.quick(bad + b"Signature=00, SignedHeaders=host") is not None  # well-formed: accepted
+    assert auth.quick(bad + b"Signature=00") is None  # no SignedHeaders: the full parse must refuse it
+    with pytest.raises(IncompleteSignatureException):
+        auth.authenticate("POST", "/", "", {"authorization": (bad + b"Signature=00").decode()}, b"")
+    for header in (prefix + b"Signature=", prefix[:-2] + b" Signature=1", b"AWS4-HMAC-SHA256 Signature=1",
+                   prefix.replace(b"aws4_request", b"aws5_request") + b"Signature=1"):
+        for _ in range(2):  # a first (uncached) and a second look agree with the full parse
+            assert auth.quick(header) is auth._relaxed(header.decode())
+    assert Authenticator("verify").quick(prefix + b"Signature=0") is None  # verify mode checks every signature
+
+
 def test_parse_authorization_names_what_is_missing():
     parsed = parse_authorization("AWS4-HMAC-SHA256 Credential=K/20250101/us-east-1/dynamodb/aws4_request,"
                                  "SignedHeaders=host;x-amz-date,Signature=abc")

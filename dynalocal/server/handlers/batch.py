@@ -13,7 +13,6 @@ import orjson
 
 from ...errors import DynamoError, ValidationException
 from ...storage.blob import dumps
-from ...storage.capacity import read_units, write_units
 from ...storage.capacity.charge import Charge, consumed_list, partition_key
 from ...storage.index import check_index_keys
 from ...storage.mutation import Mutation
@@ -72,7 +71,7 @@ def batch_get_item(ctx: Context, body: dict) -> dict:
                 _leave(unprocessed, name, spec, key_map)
                 continue
             processed += 1
-            charge.read(part, read_units(record[1] if record is not None else 0, consistent), partition_key(key))
+            charge.get(part, record[1] if record is not None else 0, consistent, partition_key(key))
             if record is None:
                 continue
             used += record[1]
@@ -160,15 +159,13 @@ def batch_write_item(ctx: Context, body: dict) -> dict:
             refused = refused or err
             unprocessed.setdefault(name, []).append(element)
             continue
-        written: dict[str, float] = {}
+        old_size = old[1] if old is not None else 0
         if kind == "put":
             written = table.apply(Mutation(key, (dumps(value), size), value, old_item)).owed
-            table_units = write_units(max(size, old[1] if old is not None else 0))
+            charge.put(part, partition_key(key), old_size, size, written, gsis)
         else:
-            if old is not None:
-                written = table.apply(Mutation(key, None, None, old_item)).owed
-            table_units = write_units(old[1] if old is not None else 0)
-        charge.writes(part, key, table_units, written, gsis)
+            written = table.apply(Mutation(key, None, None, old_item)).owed if old is not None else None
+            charge.delete(part, partition_key(key), old_size, written, gsis)
         if want_metrics and entry.lsis:
             hash_name = table.schema.hash_name
             metrics.setdefault(name, []).append(

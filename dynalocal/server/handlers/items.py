@@ -5,7 +5,6 @@ import orjson
 
 from ...errors import ConditionalCheckFailedException, ValidationException
 from ...storage.blob import dumps
-from ...storage.capacity import read_units, write_units
 from ...storage.capacity.charge import Charge
 from ...storage.index import check_index_keys
 from ...storage.mutation import Mutation
@@ -32,13 +31,11 @@ def _validate_key(body: dict) -> dict:
 def _check_condition(charge: Charge, part: int, prefix: bytes, compiled, body: dict,
                      old: tuple | None, old_item: dict | None, new_size: int) -> dict | None:
     """Evaluate the request's condition against the current item; return the decoded old item.
-
-    A failed condition still consumes write capacity: W(new item) if the item exists, else 1.
-    """
+    A failed condition is still charged (`Charge.condition_failed`)."""
     if old_item is None and old is not None:
         old_item = orjson.loads(old[0])
     if compiled is not None and compiled.condition is not None and not compiled.condition.matches(old_item):
-        charge.write(part, write_units(new_size if old is not None else 0), prefix)
+        charge.condition_failed(part, prefix, old is not None, new_size)
         show = body.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD" and old_item is not None
         raise ConditionalCheckFailedException(old_item if show else None)
     return old_item
@@ -54,7 +51,7 @@ def get_item(ctx: Context, body: dict) -> dict | bytes:
     charge = ctx.capacity.charge(entry)
     charge.admit(0, part)
     record = table.partitions[part].get(encoded)
-    charge.read(part, read_units(record[1] if record else 0, body.get("ConsistentRead") is True), prefix)
+    charge.get(part, record[1] if record else 0, body.get("ConsistentRead") is True, prefix)
     cc = charge.consumed(body, body["TableName"])
     if record is None:
         return {"ConsumedCapacity": cc} if cc else b"{}"
@@ -85,17 +82,16 @@ def put_item(ctx: Context, body: dict) -> dict | bytes:
     charge.admit(1, part)
     old = table.partitions[part].get(key)
     old_item = _check_condition(charge, part, prefix, compiled, body, old, None, size) if compiled else None
-    units = write_units(max(size, old[1] if old else 0))
     if table.indexes:
         if old_item is None and old is not None:
             old_item = orjson.loads(old[0])  # decoded once, for the GSI plan and the index listener
         gsis = charge.plan_gsi(key, old, item, old_item)
         charge.admit_gsi(part, gsis)
         done = table.apply(Mutation(key, (dumps(item), size), item, old_item))
-        charge.writes(part, key, units, done.owed, gsis)
+        charge.put(part, prefix, old[1] if old else 0, size, done.owed, gsis)
     else:
         table.apply(Mutation(key, (dumps(item), size), item, old_item))
-        charge.write(part, units, prefix)
+        charge.put(part, prefix, old[1] if old else 0, size)
     attributes = None
     if return_values == "ALL_OLD" and old is not None:
         attributes = old_item if old_item is not None else orjson.loads(old[0])
@@ -115,18 +111,17 @@ def delete_item(ctx: Context, body: dict) -> dict | bytes:
     old = table.partitions[part].get(key)
     old_item = _check_condition(charge, part, prefix, compiled, body, old, None, old[1] if old else 0) \
         if compiled else None
-    units = write_units(old[1] if old else 0)
     if old is not None and table.indexes:
         if old_item is None:
             old_item = orjson.loads(old[0])
         gsis = charge.plan_gsi(key, old, None, old_item)
         charge.admit_gsi(part, gsis)
         done = table.apply(Mutation(key, None, None, old_item))
-        charge.writes(part, key, units, done.owed, gsis)
+        charge.delete(part, prefix, old[1], done.owed, gsis)
     else:
         if old is not None:
             table.apply(Mutation(key, None, None, old_item))
-        charge.write(part, units, prefix)
+        charge.delete(part, prefix, old[1] if old else 0)
     attributes = None
     if return_values == "ALL_OLD" and old is not None:
         attributes = old_item if old_item is not None else orjson.loads(old[0])
@@ -185,17 +180,17 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
         size = item_size(new_item)
         if size > MAX_ITEM_SIZE:
             raise ValidationException(UPDATE_TOO_BIG)
-    units = write_units(max(size, old[1] if old else 0))
+    old_size = old[1] if old else 0
     if new_item is not None and table.indexes:
         check_index_keys(table, new_item, update=update is not None)
         gsis = charge.plan_gsi(key, old, new_item, old_item)
         charge.admit_gsi(part, gsis)
         done = table.apply(Mutation(key, (dumps(new_item), size), new_item, old_item))
-        charge.writes(part, key, units, done.owed, gsis)
+        charge.put(part, prefix, old_size, size, done.owed, gsis)
     else:
         if new_item is not None:
             table.apply(Mutation(key, (dumps(new_item), size), new_item, old_item))
-        charge.write(part, units, prefix)
+        charge.put(part, prefix, old_size, size)
     attributes = None
     if return_values == "ALL_OLD":
         attributes = old_item

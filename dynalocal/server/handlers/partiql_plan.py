@@ -71,6 +71,16 @@ def _equality(node: object, name: str) -> A.Value | None:
     return None
 
 
+def _take(conjuncts: list, match, name: str):
+    """The first conjunct `match(node, name)` recognises (removed from the list), or None."""
+    for i, node in enumerate(conjuncts):
+        found = match(node, name)
+        if found is not None:
+            del conjuncts[i]
+            return found
+    return None
+
+
 def _hash_condition(node: object, name: str) -> tuple | None:
     value = _equality(node, name)
     if value is not None:
@@ -126,21 +136,10 @@ class ReadPlan:
                 raise plain(err) from None
             self.checks = bind_checks_condition(select.where, PARAM)
         rest = _conjuncts(select.where)
-        self.hash_values: tuple = ()
+        self.hash_values: tuple = _take(rest, _hash_condition, schema.hash_name) or ()
         self.range: object = None
-        for i, node in enumerate(rest):
-            found = _hash_condition(node, schema.hash_name)
-            if found is not None:
-                self.hash_values = found
-                del rest[i]
-                break
         if self.hash_values and schema.range_name is not None:
-            for i, node in enumerate(rest):
-                found = _range_condition(node, schema.range_name)
-                if found is not None:
-                    self.range = found
-                    del rest[i]
-                    break
+            self.range = _take(rest, _range_condition, schema.range_name)
         if not self.hash_values:
             self.operation, rest = "Scan", _conjuncts(select.where)
         elif is_table and (schema.range_name is None or (

@@ -14,7 +14,6 @@ import orjson
 
 from ...errors import ValidationException, invalid
 from ...storage import numbers
-from ...storage.capacity import read_units
 from ...storage.capacity.charge import Charge
 from ...storage.database import TableEntry
 from ...storage.index import Index
@@ -257,7 +256,7 @@ def respond(body: dict, entry: TableEntry, index: Index | None, compiled: Any, s
         select == "ALL_ATTRIBUTES"
         or (select == "SPECIFIC_ATTRIBUTES" and projection is not None and not index.projects(projection.top_level))
         or (flt is not None and not _projects(index, filter_names(body, compiled))))
-    fetch_units = 0.0
+    fetched: list[int] = []  # sizes of the base items an LSI query fetched
     out = [b"{"]  # then '"Items":[...],' unless COUNT
     if flt is None and projection is None and not fetch:
         count = len(page.records)
@@ -272,7 +271,7 @@ def respond(body: dict, entry: TableEntry, index: Index | None, compiled: Any, s
             if fetch:
                 full = table.get(table.schema.encode_item(item))
                 if full is not None:
-                    fetch_units += read_units(full[1], consistent)
+                    fetched.append(full[1])
                     item = orjson.loads(full[0])
             if flt is not None and not flt.matches(item):
                 continue
@@ -286,14 +285,7 @@ def respond(body: dict, entry: TableEntry, index: Index | None, compiled: Any, s
         last = orjson.loads(page.records[-1][0])
         names = index.key_names if index is not None else entry.table.schema.names
         out += [b',"LastEvaluatedKey":', orjson.dumps({n: last[n] for n in names})]
-    units = read_units(page.read_bytes, consistent)
-    # Index reads are reported under the index; an LSI's fetches from the table under Table.
-    if len(shares) == 1 and pk is not None:
-        charge.read(shares[0][0], units, pk, index)
-    else:
-        charge.read_spread(shares, units, index)
-    if fetch_units:
-        charge.read(shares[0][0], fetch_units, pk)
+    charge.page(page.read_bytes, consistent, shares, pk, index, fetched)
     cc = charge.consumed(body, body["TableName"])
     if cc is not None:
         out += [b',"ConsumedCapacity":', orjson.dumps(cc)]

@@ -17,7 +17,6 @@ from ...errors import (ConditionalCheckFailedException, DynamoError, IdempotentP
                        TransactionCanceledException, ValidationException)
 from ...expressions import compile_request
 from ...storage.blob import dumps
-from ...storage.capacity import read_units, write_units
 from ...storage.capacity.charge import Charge, GsiWrite, consumed_list, partition_key
 from ...storage.database import TableEntry
 from ...storage.index import check_index_keys
@@ -52,7 +51,6 @@ class Action:
     part: int = 0
     old: tuple | None = None
     new: tuple | None = None  # record to store; None with kind Delete means delete
-    units: float = 0.0
     compiled: Any = None
     spec_size: int = 0  # validated size of a Put's item
     gsis: list[GsiWrite] = field(default_factory=list)  # GSI entries the write touches
@@ -114,8 +112,6 @@ def _evaluate(action: Action) -> tuple[dict | None, dict | None]:
                 action.new = (dumps(new_item), size)
     except ValidationException as err:
         raise Cancelled("ValidationError", err.message) from None
-    new_size = action.new[1] if action.new is not None else 0
-    action.units = 2 * write_units(max(new_size, action.old[1] if action.old is not None else 0))
     action.old_item, action.new_item = old_item, new_item
     return old_item, new_item
 
@@ -241,9 +237,9 @@ def transact_write_items(ctx: Context, body: dict) -> dict | bytes:
         index_units: dict[str, float] = {}
         if action.new is not None or (action.kind == "Delete" and action.old is not None):
             index_units = table.apply(Mutation(action.key, action.new, action.new_item, action.old_item)).owed
-        # Index writes are transactional too: twice their units, GSIs' on their own partitions.
-        action.charge.writes(action.part, action.key, action.units, index_units,  # type: ignore[union-attr]
-                             action.gsis, factor=2.0)
+        action.charge.transact_write(  # type: ignore[union-attr]
+            action.part, partition_key(action.key), action.old[1] if action.old is not None else 0,
+            action.new[1] if action.new is not None else 0, index_units, action.gsis)
     out: dict[str, Any] = {}
     cc = consumed_list(body, charges, "WriteCapacityUnits")
     if cc:
@@ -288,8 +284,8 @@ def transact_get_items(ctx: Context, body: dict) -> dict:
     responses = []
     for action in planned:
         record = action.entry.table.partitions[action.part].get(action.key)
-        units = 2 * read_units(record[1] if record else 0, True)
-        action.charge.read(action.part, units, partition_key(action.key))  # type: ignore[union-attr]
+        action.charge.transact_get(action.part, record[1] if record else 0,  # type: ignore[union-attr]
+                                   partition_key(action.key))
         if record is None:
             responses.append({})
             continue

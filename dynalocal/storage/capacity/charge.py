@@ -1,8 +1,10 @@
-"""One request's capacity on one table: admission, exact charges, and its ConsumedCapacity.
+"""One request's capacity on one table: admission, pricing, exact charges, and its ConsumedCapacity.
 
 Handlers create a Charge (`Capacity.charge(entry)`) once they know the table, ask it to admit
 a read or write on a partition before touching data (a throttled request changes nothing),
-charge the exact units afterwards, and render ConsumedCapacity from it. A GSI write is planned
+then tell it what the operation did in sizes (`get`, `put`, `delete`, `condition_failed`,
+`page`, `transact_get`, `transact_write`): the Charge prices it (capacity.md §2), charges the
+partitions and renders ConsumedCapacity. Handlers never compute units. A GSI write is planned
 before the base write (`plan_gsi`) so a GSI that cannot take it refuses the write
 (back-pressure); its units are then charged to the GSI partitions written.
 """
@@ -19,7 +21,9 @@ from ..index import Index
 from ..partition import Record
 from .meter import GSI_BACKPRESSURE, READ, WRITE, Meter
 from .throttle import note, throttle_error
-from .units import write_units
+from .units import read_units, write_units
+
+TRANSACTIONAL = 2.0  # a transactional read or write costs twice (prepare + commit)
 
 
 @dataclass(slots=True)
@@ -82,7 +86,67 @@ class Charge:
         if err is not None:
             raise err
 
-    # -- charges ------------------------------------------------------------------------------
+    # -- pricing: what each operation consumes (capacity.md §2) -------------------------------
+    # Sizes are item sizes in bytes, 0 for an absent item (which still costs the minimum unit).
+    # `owed` is what Table.apply's index listener says each index write cost (name -> units).
+
+    def get(self, part: int, size: int, consistent: bool, pk: bytes | None) -> None:
+        """GetItem or one BatchGetItem key: R(size) x f (f = 0.5 unless consistent); a missing
+        item reads one unit; a projection does not reduce it."""
+        units = read_units(size, consistent)
+        self.meter.charge(READ, part, units, pk, self.now)  # `read`, inlined: the hot path
+        self.table_units += units
+        self.table_used = True
+
+    def put(self, part: int, pk: bytes | None, old_size: int, new_size: int,
+            owed: dict[str, float] | None = None, gsis: list[GsiWrite] | None = None) -> None:
+        """An applied PutItem, UpdateItem or BatchWriteItem put: W(max(old, new)), plus `owed`."""
+        units = write_units(old_size if old_size > new_size else new_size)
+        if owed:
+            self._writes(part, pk, units, owed, gsis, 1.0)
+            return
+        self.meter.charge(WRITE, part, units, pk, self.now)  # `write`, inlined: the hot path
+        self.table_units += units
+        self.table_used = True
+
+    def delete(self, part: int, pk: bytes | None, old_size: int,
+               owed: dict[str, float] | None = None, gsis: list[GsiWrite] | None = None) -> None:
+        """A DeleteItem or BatchWriteItem delete: W(deleted item); one unit when there was none."""
+        self.put(part, pk, old_size, 0, owed, gsis)
+
+    def condition_failed(self, part: int, pk: bytes | None, exists: bool, new_size: int) -> None:
+        """A write whose condition failed still consumes: W(new item) if the item exists, else 1."""
+        self.write(part, write_units(new_size if exists else 0), pk)
+
+    def page(self, read_bytes: int, consistent: bool, shares: list[tuple[int, float]], pk: bytes | None = None,
+             index: Index | None = None, fetched: list[int] | None = None) -> None:
+        """A Query or Scan page: R(bytes read, before any filter) x f, one rounding for the page,
+        charged to the partitions `shares` says (against `pk` when the page is one partition key's)
+        under `index` when it read one; plus R(item) x f per base item an LSI query fetched
+        (sizes in `fetched`), reported under Table."""
+        units = read_units(read_bytes, consistent)
+        if len(shares) == 1 and pk is not None:
+            self.read(shares[0][0], units, pk, index)
+        else:
+            self.read_spread(shares, units, index)
+        if fetched:
+            self.read(shares[0][0], sum(read_units(size, consistent) for size in fetched), pk)
+
+    def transact_get(self, part: int, size: int, pk: bytes | None) -> None:
+        """One TransactGetItems Get: 2 x R(size), strongly consistent."""
+        self.read(part, TRANSACTIONAL * read_units(size, True), pk)
+
+    def transact_write(self, part: int, pk: bytes | None, old_size: int, new_size: int,
+                       owed: dict[str, float] | None, gsis: list[GsiWrite] | None) -> None:
+        """One TransactWriteItems action, whatever its kind (ConditionCheck and Delete included:
+        new_size 0): 2 x W(max(old, new)), and twice each index write."""
+        units = TRANSACTIONAL * write_units(old_size if old_size > new_size else new_size)
+        if owed:
+            self._writes(part, pk, units, owed, gsis, TRANSACTIONAL)
+        else:
+            self.write(part, units, pk)
+
+    # -- charges: priced units to partitions --------------------------------------------------
 
     def read(self, part: int, units: float, pk: bytes | None, index: Index | None = None) -> None:
         """Charge read units on partition `part` of the table (LSIs included) or of a GSI."""
@@ -112,14 +176,10 @@ class Charge:
         self.table_units += units
         self.table_used = True
 
-    def writes(self, part: int, key: bytes, table_units: float, index_units: dict[str, float],
-               gsis: list[GsiWrite], factor: float = 1.0) -> None:
-        """Charge a finished write: table units plus LSI units to the table's partition, GSI units to
-        the GSI partitions written (times `factor`: 2 in transactions)."""
-        pk = partition_key(key)
-        if not index_units:
-            self.write(part, table_units, pk)
-            return
+    def _writes(self, part: int, pk: bytes | None, table_units: float, index_units: dict[str, float],
+                gsis: list[GsiWrite] | None, factor: float) -> None:
+        """Charge a finished write with index writes: table units plus LSI units to the table's
+        partition, GSI units to the GSI partitions written (index units times `factor`)."""
         indexes = self.entry.table.indexes
         lsi = 0.0
         for name, units in index_units.items():
@@ -131,7 +191,7 @@ class Charge:
         self.meter.charge(WRITE, part, table_units + lsi, pk, self.now)
         self.table_units += table_units
         self.table_used = True
-        for w in gsis:
+        for w in gsis or ():
             units = index_units.get(w.index.name, 0.0) * factor
             if not units:
                 continue

@@ -1,0 +1,137 @@
+"""In-process CPU cost of one GetItem through the HTTP layer, against the bare-protocol floor.
+
+    .venv/bin/python bench/protocol_cost.py [--calls 5000] [--repeats 15]
+
+Feeds the bytes of a boto3-shaped GetItem request (POST /, SigV4 Authorization, Accept-Encoding
+identity, no Origin, a ~200-byte item) to `HttpProtocol.data_received` on a fake transport, so
+no socket or event loop is involved. Variants, interleaved in every repeat (the machine may be
+busy): `bare` (bench/bare_protocol.py's protocol: parse, fixed answer), `handler`
+(`DynamoApp.respond` alone), `protocol` (our protocol, no plug-ins) and `plug-ins` (as the CLI
+serves: auth, isolation scope, CORS, compression), with `--throttling off` (the same key is read
+over and over; DynamoDB Local, the benchmark's peer, never throttles). Each figure is the min over `--repeats` of
+the mean CPU µs (process time) per request of `--calls` requests.
+"""
+from __future__ import annotations
+
+import argparse
+import asyncio
+import random
+import sys
+import time
+from pathlib import Path
+
+import orjson
+
+sys.path.insert(0, str(Path(__file__).resolve().parent))
+from bare_protocol import Bare  # noqa: E402
+
+from dynalocal.server.app import create_app, dispatch  # noqa: E402
+from dynalocal.server.context import Context, Settings  # noqa: E402
+from dynalocal.server.plugins import install  # noqa: E402
+from dynalocal.server.protocol import HttpProtocol  # noqa: E402
+from dynalocal.server.serve import HttpServer  # noqa: E402
+
+TABLE = "bench"
+BODY = orjson.dumps({"TableName": TABLE, "Key": {"pk": {"S": "key-17"}}})
+SIGNATURE = "5f2b9c0e8d7a6b5c4d3e2f1a0b9c8d7e6f5a4b3c2d1e0f9a8b7c6d5e4f3a2b1c"
+REQUEST = (
+    b"POST / HTTP/1.1\r\nHost: 127.0.0.1:8000\r\nAccept-Encoding: identity\r\n"
+    b"X-Amz-Target: DynamoDB_20120810.GetItem\r\nContent-Type: application/x-amz-json-1.0\r\n"
+    b"User-Agent: Boto3/1.35.0 md/Botocore#1.35.0 ua/2.0 os/linux#6.1.0 md/arch#x86_64 lang/python#3.11.2 "
+    b"md/pyimpl#CPython cfg/retry-mode#legacy Botocore/1.35.0\r\n"
+    b"X-Amz-Date: 20261123T103000Z\r\n"
+    b"Authorization: AWS4-HMAC-SHA256 Credential=test/20261123/us-east-1/dynamodb/aws4_request, "
+    b"SignedHeaders=content-type;host;x-amz-date;x-amz-target, Signature=" + SIGNATURE.encode() + b"\r\n"
+    b"amz-sdk-invocation-id: 0b6f1a52-3c1e-4f55-9a0e-6c2d7f1b8e90\r\namz-sdk-request: attempt=1\r\n"
+    b"Content-Length: %d\r\n\r\n" % len(BODY)) + BODY
+
+
+class Transport:
+    """Just enough of asyncio.Transport for the protocols; remembers the last answer."""
+
+    last = b""
+
+    def write(self, data: bytes) -> None:
+        self.last = data
+
+    def set_write_buffer_limits(self, high=None, low=None) -> None:
+        pass
+
+    def get_extra_info(self, name, default=None):
+        return default
+
+
+def _server(loop, plugins: bool) -> HttpServer:
+    ctx = Context(settings=Settings(port=8000, throttling="off"))  # one hot key, read without end
+    server = HttpServer(create_app(ctx), "127.0.0.1", 8000)
+    server.loop = loop
+    server.clock = loop.time() + 3600.0
+    server._all_closed = asyncio.Event()  # as HttpServer.serve sets up (connection_made clears it)
+    if plugins:
+        install(server)
+    status, out = dispatch(ctx, "DynamoDB_20120810.CreateTable", orjson.dumps({
+        "TableName": TABLE, "BillingMode": "PAY_PER_REQUEST",
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"}]}))
+    assert status == 200, out
+    status, out = dispatch(ctx, "DynamoDB_20120810.PutItem", orjson.dumps({
+        "TableName": TABLE, "Item": {"pk": {"S": "key-17"}, "payload": {"S": "x" * 180}}}))
+    assert status == 200, out
+    return server
+
+
+def variants(loop) -> tuple[dict, list[Transport]]:
+    """(name -> a function answering one request, the transports our protocols write to)."""
+    out = {}
+    transports = []
+    for name, plugins in (("protocol", False), ("plug-ins", True)):
+        server = _server(loop, plugins)
+        proto = HttpProtocol(server)
+        transport = Transport()
+        transports.append(transport)
+        proto.connection_made(transport)
+        out[name] = (lambda p: lambda: p.data_received(REQUEST))(proto)
+    bare = Bare()
+    bare.connection_made(Transport())
+    out["bare"] = lambda: bare.data_received(REQUEST)
+    app = _server(loop, False).app
+    target, content_type = "DynamoDB_20120810.GetItem", b"application/x-amz-json-1.0"
+    out["handler"] = lambda: app.respond(target, content_type, BODY)
+    return out, transports
+
+
+def check(transports: list[Transport]) -> None:
+    """The last answer on each of our connections was a 200 with the item (no error, no throttle)."""
+    for transport in transports:
+        assert transport.last.startswith(b"HTTP/1.1 200 ") and b"payload" in transport.last, transport.last
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--calls", type=int, default=5000)
+    parser.add_argument("--repeats", type=int, default=15)
+    args = parser.parse_args()
+    loop = asyncio.new_event_loop()
+    runs, transports = variants(loop)
+    for run in runs.values():  # warm up
+        run()
+    check(transports)
+    best = {name: float("inf") for name in runs}
+    names = list(runs)
+    for _ in range(args.repeats):
+        random.shuffle(names)
+        for name in names:
+            run = runs[name]
+            start = time.process_time()
+            for _ in range(args.calls):
+                run()
+            best[name] = min(best[name], (time.process_time() - start) / args.calls * 1e6)
+    check(transports)
+    floor = best["bare"]
+    for name in ("bare", "handler", "protocol", "plug-ins"):
+        print(f"{name:10s} {best[name]:6.2f} µs/request  {best[name] / floor:5.2f}x bare")
+    loop.close()
+
+
+if __name__ == "__main__":
+    main()
