@@ -49,6 +49,22 @@ class WallClock(FakeClock):
     start = 1_700_000_000.0
 
 
+def capacity_args(provisioned: tuple[int, int] | None = None, partitions: int | None = None,
+                  classic: bool = False) -> dict:
+    """CreateTable members for a capacity test: provisioned (read, write) or on demand, plus the
+    `dynalocal:partitions` and `dynalocal:capacity-model=classic` tags when asked for."""
+    args: dict = {"ProvisionedThroughput": {"ReadCapacityUnits": provisioned[0], "WriteCapacityUnits": provisioned[1]}} \
+        if provisioned else {"BillingMode": "PAY_PER_REQUEST"}
+    tags = []
+    if partitions:
+        tags.append({"Key": "dynalocal:partitions", "Value": str(partitions)})
+    if classic:
+        tags.append({"Key": "dynalocal:capacity-model", "Value": "classic"})
+    if tags:
+        args["Tags"] = tags
+    return args
+
+
 class LiveServer:
     """dynalocal's HTTP server in a background thread; `ctx` is the server's own state."""
 

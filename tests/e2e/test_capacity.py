@@ -8,7 +8,7 @@ import urllib.request
 import pytest
 from botocore.exceptions import ClientError
 
-from conftest import FakeClock, LiveServer
+from conftest import FakeClock, LiveServer, capacity_args
 from dynalocal.server.context import Context, Settings
 
 
@@ -36,15 +36,7 @@ _names = iter(range(10**6))
 
 def _table(client, provisioned=None, partitions=None, range_key=False, classic=False):
     name = f"cap-{next(_names)}"
-    kwargs = {"ProvisionedThroughput": {"ReadCapacityUnits": provisioned[0], "WriteCapacityUnits": provisioned[1]}} \
-        if provisioned else {"BillingMode": "PAY_PER_REQUEST"}
-    tags = []
-    if partitions:
-        tags.append({"Key": "dynalocal:partitions", "Value": str(partitions)})
-    if classic:
-        tags.append({"Key": "dynalocal:capacity-model", "Value": "classic"})
-    if tags:
-        kwargs["Tags"] = tags
+    kwargs = capacity_args(provisioned, partitions, classic)
     keys = [{"AttributeName": "id", "KeyType": "HASH"}]
     defs = [{"AttributeName": "id", "AttributeType": "S"}]
     if range_key:

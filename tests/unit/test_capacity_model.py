@@ -12,7 +12,7 @@ import logging
 import orjson
 import pytest
 
-from conftest import FakeClock as Clock
+from conftest import FakeClock as Clock, capacity_args
 from dynalocal.server.app import dispatch
 from dynalocal.server.context import Context, Settings
 from dynalocal.storage.capacity import meter as model
@@ -44,18 +44,8 @@ def _create(ctx: Context, name: str, provisioned=None, partitions=None, classic=
     if range_key:
         keys.append({"AttributeName": "c", "KeyType": "RANGE"})
         defs.append({"AttributeName": "c", "AttributeType": "N"})
-    body: dict = {"TableName": name, "KeySchema": keys, "AttributeDefinitions": defs, **extra}
-    if provisioned:
-        body["ProvisionedThroughput"] = {"ReadCapacityUnits": provisioned[0], "WriteCapacityUnits": provisioned[1]}
-    else:
-        body["BillingMode"] = "PAY_PER_REQUEST"
-    tags = []
-    if partitions:
-        tags.append({"Key": "dynalocal:partitions", "Value": str(partitions)})
-    if classic:
-        tags.append({"Key": "dynalocal:capacity-model", "Value": "classic"})
-    if tags:
-        body["Tags"] = tags
+    body: dict = {"TableName": name, "KeySchema": keys, "AttributeDefinitions": defs, **extra,
+                  **capacity_args(provisioned, partitions, classic)}
     _ok(ctx, "CreateTable", body)
     return name
 
