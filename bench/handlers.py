@@ -4,7 +4,9 @@
 
 Builds the tables of `bench/workloads.py` (64 partitions, ~200-byte items, a 100-items-per-key
 Query table) in one Context per throttling mode, then times GetItem, PutItem, UpdateItem
-`SET #c = #c + :one`, Query(100), PutItem+stream (PutItem on a table whose stream is
+`SET #c = #c + :one`, Query(100), BatchWrite(25) and TransactWrite(4) (puts of new items, as
+bench/workloads.py's), PutItem@300k (PutItem into a 256-partition table already grown to 300k
+items, as the live bench's `bench_put` is after a run), PutItem+stream (PutItem on a table whose stream is
 enabled, NEW_AND_OLD_IMAGES: the cost of a stream is its ratio to PutItem) and the PartiQL
 SELECTs equivalent to GetItem and Query(100) (PQ ...) over random keys
 (PutItem's are new in the first run and overwritten in later ones) two ways: through
@@ -40,6 +42,8 @@ COUNTERS = 1_000
 QUERY_KEYS = 1_000
 PER_KEY = 100
 PAYLOAD = "x" * 150
+BIG_ITEMS = 300_000  # items in bench_put_big before PutItem@300k writes to it
+BIG_PARTITIONS = "256"
 MODES = ("enforce", "off")
 
 
@@ -49,12 +53,13 @@ def _call(ctx: Context, op: str, body: dict) -> None:
         raise RuntimeError(out.decode())
 
 
-def _create(ctx: Context, name: str, keys: list[tuple[str, str, str]], **extra) -> None:
+def _create(ctx: Context, name: str, keys: list[tuple[str, str, str]], partitions: str = PARTITIONS,
+            **extra) -> None:
     _call(ctx, "CreateTable", {
         "TableName": name, "BillingMode": "PAY_PER_REQUEST",
         "KeySchema": [{"AttributeName": n, "KeyType": k} for n, _, k in keys],
         "AttributeDefinitions": [{"AttributeName": n, "AttributeType": t} for n, t, _ in keys],
-        "Tags": [{"Key": "dynalocal:partitions", "Value": PARTITIONS}],
+        "Tags": [{"Key": "dynalocal:partitions", "Value": partitions}],
         # warmed for the load, as bench/workloads.py does: in-process calls outrun a new table's 4000 WCU/s
         "WarmThroughput": {"ReadUnitsPerSecond": 1_000_000, "WriteUnitsPerSecond": 250_000}, **extra})
 
@@ -65,8 +70,9 @@ def _load(ctx: Context, name: str, items) -> None:
         table.apply(Mutation(table.schema.encode_item(item), (dumps(item), item_size(item)), item))
 
 
-def build(mode: str) -> Context:
-    """A Context with the benchmark tables filled, throttling in `mode`, a simulated clock."""
+def build(mode: str, big: bool = False) -> Context:
+    """A Context with the benchmark tables filled, throttling in `mode`, a simulated clock
+    (`big`: with bench_put_big, 300k items, too)."""
     ctx = Context(settings=Settings(throttling=mode), clock=itertools.count(1000.0, 1e-4).__next__)
     _create(ctx, "bench_get", [("pk", "S", "HASH")])
     _create(ctx, "bench_put", [("pk", "S", "HASH")])
@@ -79,6 +85,11 @@ def build(mode: str) -> Context:
     _load(ctx, "bench_upd", ({"pk": {"S": f"c-{i:04d}"}, "c": {"N": "0"}} for i in range(COUNTERS)))
     _load(ctx, "bench_query", ({"pk": {"S": f"p-{p:04d}"}, "sk": {"N": str(s)}, "payload": {"S": PAYLOAD}}
                                for p in range(QUERY_KEYS) for s in range(PER_KEY)))
+    if big:
+        _create(ctx, "bench_put_big", [("pk", "S", "HASH")], BIG_PARTITIONS)
+        rng = random.Random(3)
+        _load(ctx, "bench_put_big", ({"pk": {"S": f"p-{rng.randrange(10**9)}"}, "payload": {"S": PAYLOAD}}
+                                     for _ in range(BIG_ITEMS)))
     return ctx
 
 
@@ -87,14 +98,26 @@ def bodies(op: str, count: int, rng: random.Random) -> list[dict]:
     if op == "GetItem":
         return [{"TableName": "bench_get", "Key": {"pk": {"S": f"item-{rng.randrange(GET_ITEMS):06d}"}}}
                 for _ in range(count)]
-    if op in ("PutItem", "PutItem+stream"):
-        table = "bench_put" if op == "PutItem" else "bench_put_stream"
+    if op in ("PutItem", "PutItem+stream", "PutItem@300k"):
+        table = {"PutItem": "bench_put", "PutItem+stream": "bench_put_stream"}.get(op, "bench_put_big")
         return [{"TableName": table, "Item": {"pk": {"S": f"p-{rng.randrange(10**9)}"},
                                                     "payload": {"S": PAYLOAD}}} for _ in range(count)]
     if op == "UpdateItem":
         return [{"TableName": "bench_upd", "Key": {"pk": {"S": f"c-{rng.randrange(COUNTERS):04d}"}},
                  "UpdateExpression": "SET #c = #c + :one", "ExpressionAttributeNames": {"#c": "c"},
                  "ExpressionAttributeValues": {":one": {"N": "1"}}} for _ in range(count)]
+    if op == "BatchWrite(25)":
+        return [{"RequestItems": {"bench_put": [
+            {"PutRequest": {"Item": {"pk": {"S": f"b-{rng.randrange(10**9)}-{j}"}, "payload": {"S": PAYLOAD}}}}
+            for j in range(1, 26)]}} for _ in range(count)]
+    if op == "TransactWrite(4)":
+        out = []
+        for _ in range(count):
+            base = rng.randrange(10**9)
+            out.append({"TransactItems": [
+                {"Put": {"TableName": "bench_put", "Item": {"pk": {"S": f"t-{base}-{j}"}, "payload": {"S": PAYLOAD}}}}
+                for j in range(1, 5)]})
+        return out
     if op == "PQ GetItem":
         return [{"Statement": 'SELECT * FROM "bench_get" WHERE pk = ?',
                  "Parameters": [{"S": f"item-{rng.randrange(GET_ITEMS):06d}"}]} for _ in range(count)]
@@ -109,7 +132,8 @@ def bodies(op: str, count: int, rng: random.Random) -> list[dict]:
 # workload -> operation; "PutItem+stream" writes to a table with a NEW_AND_OLD_IMAGES stream
 # (compare it with "PutItem" for the cost of an enabled stream); "PQ ..." are the PartiQL
 # SELECTs equivalent to GetItem and Query(100) (compare them with those for PartiQL's cost).
-OPERATIONS = {"GetItem": "GetItem", "PutItem": "PutItem", "PutItem+stream": "PutItem", "UpdateItem": "UpdateItem",
+OPERATIONS = {"GetItem": "GetItem", "PutItem": "PutItem", "PutItem@300k": "PutItem", "PutItem+stream": "PutItem",
+              "UpdateItem": "UpdateItem", "BatchWrite(25)": "BatchWriteItem", "TransactWrite(4)": "TransactWriteItems",
               "Query(100)": "Query", "PQ GetItem": "ExecuteStatement", "PQ Query(100)": "ExecuteStatement"}
 
 
@@ -144,13 +168,16 @@ def main() -> None:
     args = parser.parse_args()
     only = set(args.only.split(",")) if args.only else set()
     chosen = [w for w in OPERATIONS if not only or w in only or OPERATIONS[w] in only]
-    contexts = {mode: build(mode) for mode in MODES}
+    contexts = {mode: build(mode, "PutItem@300k" in chosen) for mode in MODES}
     rng = random.Random(7)
     print(f"{'workload':<14} {'dispatch enforce':>17} {'dispatch off':>13} {'ratio':>6} "
           f"{'handler enforce':>16} {'handler off':>12} {'ratio':>6}   (µs per call, min of {args.repeats})")
     for name in chosen:
         op = OPERATIONS[name]
         handler = HANDLERS[op]
+        if name == "TransactWrite(4)":
+            _call(contexts[MODES[0]], op, bodies(name, 1, rng)[0])  # import the lazily loaded handler
+            handler = HANDLERS[op]
         raw = [orjson.dumps(b) for b in bodies(name, args.calls, rng)]
         best = {(kind, mode): float("inf") for kind in ("dispatch", "handler") for mode in MODES}
         for mode in MODES:  # warm-up: caches, compiled expressions, meters

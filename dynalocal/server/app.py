@@ -13,10 +13,12 @@ import asyncio
 import logging
 
 import orjson
+from orjson import JSONDecodeError, dumps, loads
 
 from ..errors import (DynamoError, InternalServerError, SerializationException,
                       UnknownOperationException)
 from . import codec
+from .codec import JSON_TYPE
 from .context import Context
 from .handlers import HANDLERS, KNOWN_OPERATIONS, STREAM_HANDLERS, STREAMS_PREFIX
 from .handlers.ttl import sweep_expired
@@ -32,20 +34,29 @@ NOT_FOUND_BODY = b"<UnknownOperationException/>\n"
 
 def dispatch(ctx: Context, target: str | None, raw: bytes) -> tuple[int, bytes]:
     """Decode, route, validate and run one request; return (status, body). Never raises."""
+    status, body, _ = respond(ctx, target, JSON_TYPE, raw)
+    return status, body
+
+
+def respond(ctx: Context, target: str | None, content_type: bytes | None, raw: bytes) -> tuple[int, bytes, bytes]:
+    """Answer one complete DynamoDB request body: (status, body, content type). Never raises.
+
+    The HTTP layer's one call per request: content type, JSON decoding, routing, validation,
+    the handler and encoding, in one function (each Python call counts on this path)."""
+    if raw and content_type not in ACCEPTED_TYPES:
+        return 404, NOT_FOUND_BODY, b"text/plain"
     try:
-        body = orjson.loads(raw) if raw else None
-    except orjson.JSONDecodeError:
-        return _error(SerializationException())
-    operation = target[18:] if target and target.startswith(TARGET_PREFIXES) else None
-    if operation in KNOWN_OPERATIONS:
-        handler = HANDLERS.get(operation)
-    elif target and target.startswith(STREAMS_PREFIX) and target[25:] in STREAM_HANDLERS:
-        operation = target[25:]
-        handler = STREAM_HANDLERS[operation]
-    else:
-        return _error(UnknownOperationException())
+        body = loads(raw) if raw else None
+    except JSONDecodeError:
+        return *_error(SerializationException()), JSON_TYPE
+    route = _ROUTES.get(target)  # type: ignore[arg-type]
+    if route is None:
+        route = _route(target)
+        if route is None:
+            return *_error(UnknownOperationException()), JSON_TYPE
+    operation, handler = route
     try:
-        if not isinstance(body, dict):
+        if type(body) is not dict:
             raise SerializationException() if body is None else SerializationException(
                 "Start of list found where not expected" if isinstance(body, list) else "Unexpected value type in payload")
         if handler is None:
@@ -53,12 +64,31 @@ def dispatch(ctx: Context, target: str | None, raw: bytes) -> tuple[int, bytes]:
         validate(operation, body)
         if None in body.values():  # hardening: a JSON null member counts as absent, as in DynamoDB
             body = {k: v for k, v in body.items() if v is not None}
-        return 200, codec.encode(handler(ctx, body))
+        result = handler(ctx, body)
+        return 200, result if type(result) is bytes else dumps(result), JSON_TYPE
     except DynamoError as err:
-        return _error(err)
+        return *_error(err), JSON_TYPE
     except Exception:  # a bug: answer like DynamoDB's 500, keep serving
         log.exception("internal error in %s", operation)
-        return _error(InternalServerError("Internal server error"))
+        return *_error(InternalServerError("Internal server error")), JSON_TYPE
+
+
+# X-Amz-Target -> (operation, handler or None): filled as targets are first seen.
+_ROUTES: dict[str, tuple[str, object]] = {}
+
+
+def _route(target: str | None) -> tuple[str, object] | None:
+    """(operation, handler) for a target of either API, or None when it names no known operation."""
+    if not target:
+        return None
+    if target.startswith(TARGET_PREFIXES) and target[18:] in KNOWN_OPERATIONS:
+        route = (target[18:], HANDLERS.get(target[18:]))
+    elif target.startswith(STREAMS_PREFIX) and target[25:] in STREAM_HANDLERS:
+        route = (target[25:], STREAM_HANDLERS[target[25:]])
+    else:
+        return None
+    _ROUTES[target] = route
+    return route
 
 
 def _error(err: DynamoError) -> tuple[int, bytes]:
@@ -153,10 +183,7 @@ class DynamoApp:
     def respond(self, target: str | None, content_type: bytes | None, raw: bytes,
                 ctx: Context | None = None) -> tuple[int, bytes, bytes]:
         """Answer one complete DynamoDB request body: (status, body, content type). Never raises."""
-        if raw and content_type not in ACCEPTED_TYPES:
-            return 404, NOT_FOUND_BODY, b"text/plain"
-        status, body = dispatch(ctx or self.ctx, target, raw)
-        return status, body, codec.JSON_TYPE
+        return respond(ctx or self.ctx, target, content_type, raw)
 
     async def _dynamo(self, scope, receive, send) -> None:
         target, content_type, length = request_headers(scope["headers"])

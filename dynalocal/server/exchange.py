@@ -15,9 +15,11 @@ Plug-ins are plain callables kept in `Hooks` (one instance per server, `HttpServ
   concern few requests, and an answer with no after-hook to run takes the protocol's inlined
   write path.
 
-The protocol collects the headers plug-ins commonly need while it parses the head (`target`,
-`content_type`, `host`, `authorization`, `origin`, `content_encoding`, `accept_encoding`), so
-plug-ins need not scan `headers` again.
+The protocol reads the headers every request needs while it parses the head (`target`,
+`content_type`, `content_length`, `host`, `expect`, `authorization`, `origin`,
+`content_encoding`, `accept_encoding`), so plug-ins need not look them up again; any other
+header is in `fields` (names lower-cased). A header sent twice counts once, with its last
+value (no SDK sends one twice).
 
 Plug-ins run on the event loop, one request at a time: they must not block.
 """
@@ -35,41 +37,79 @@ class Answer(NamedTuple):
     headers: bytes = b""
 
 
+# The headers read for every request, in the order `Request` takes them after `keep_alive`.
+COMMON_HEADERS = (b"x-amz-target", b"content-type", b"content-length", b"host", b"expect", b"authorization",
+                  b"origin", b"content-encoding", b"accept-encoding")
+_PLAIN_TYPES = frozenset((b"application/x-amz-json-1.0", b"application/x-amz-json-1.1", b"application/json"))
+
+
 class Request:
-    """A complete request. Header names are lower-cased bytes, in arrival order."""
+    """A complete request: method, url (path and query as sent), the headers (`raw`: names as
+    sent; `fields`: lower-cased), body, and the common headers' values (None when absent)."""
 
-    __slots__ = ("method", "url", "headers", "body", "target", "content_type", "host", "keep_alive", "version",
-                 "authorization", "origin", "content_encoding", "accept_encoding", "ctx", "state")
+    __slots__ = ("method", "url", "raw", "version", "keep_alive", "body", "target", "content_type",
+                 "content_length", "host", "expect", "authorization", "origin", "content_encoding",
+                 "accept_encoding", "ctx", "state", "_fields")
 
-    def __init__(self, method: bytes, url: bytes, headers: list[tuple[bytes, bytes]], version: str,
-                 keep_alive: bool) -> None:
+    def __init__(self, method: bytes, url: bytes, raw: dict[bytes, bytes], version: str, keep_alive: bool,
+                 target: bytes | None = None, content_type: bytes | None = None, content_length: bytes | None = None,
+                 host: bytes | None = None, expect: bytes | None = None, authorization: bytes | None = None,
+                 origin: bytes | None = None, content_encoding: bytes | None = None,
+                 accept_encoding: bytes | None = None) -> None:
         self.method = method
-        self.url = url  # path and query string as sent
-        self.headers = headers
+        self.url = url
+        self.raw = raw
         self.version = version  # "1.1" or "1.0"
         self.keep_alive = keep_alive
         self.body = b""
-        self.target: str | None = None  # X-Amz-Target
-        self.content_type: bytes | None = None  # media type, lower-cased, without parameters
-        self.host: bytes | None = None  # Host header value
-        # Where a header is sent twice, these hold its last value (accept_encoding: the last one not identity).
-        self.authorization: bytes | None = None
-        self.origin: bytes | None = None
-        self.content_encoding: bytes | None = None
-        self.accept_encoding: bytes | None = None  # None also when it is `identity` (botocore's: no coding)
+        self.target: str | None = None if target is None else target.decode("latin-1")  # X-Amz-Target
+        if content_type is not None and content_type not in _PLAIN_TYPES:
+            content_type = content_type.split(b";", 1)[0].strip().lower()
+        self.content_type = content_type  # media type, lower-cased, without parameters
+        self.content_length = content_length
+        self.host = host
+        self.expect = expect
+        self.authorization = authorization
+        self.origin = origin
+        self.content_encoding = content_encoding
+        self.accept_encoding = accept_encoding
         self.ctx: Any = None  # the Context to run against; None = the server's own
         self.state: Any = None  # free for plug-ins; not None runs the `Hooks.after_marked` hooks on the answer
+        self._fields: dict[bytes, bytes] | None = None
+
+    @property
+    def fields(self) -> dict[bytes, bytes]:
+        """Every header: lower-cased name -> value."""
+        if self._fields is None:
+            self._fields = {name.lower(): value for name, value in self.raw.items()}
+        return self._fields
 
     def header(self, name: bytes) -> bytes | None:
-        """The first value of a header (name lower-cased), or None."""
-        for key, value in self.headers:
-            if key == name:
-                return value
-        return None
+        """A header's value (name lower-cased), or None."""
+        return self.fields.get(name)
+
+    @property
+    def headers(self) -> list[tuple[bytes, bytes]]:
+        """The headers as (lower-cased name, value) pairs, in arrival order."""
+        return list(self.fields.items())
 
     @property
     def path(self) -> bytes:
         return self.url.split(b"?", 1)[0]
+
+
+def lookup_plan(names: tuple[bytes, ...]) -> tuple[bytes, ...]:
+    """For header names as a client sent them: the name to look up for each of COMMON_HEADERS
+    (the last one sent, in any case; b"" when absent: no header has an empty name)."""
+    lower = [name.lower() for name in names]
+    plan = []
+    for wanted in COMMON_HEADERS:
+        found = b""
+        for name, low in zip(names, lower):
+            if low == wanted:
+                found = name
+        plan.append(found)
+    return tuple(plan)
 
 
 Before = Callable[[Request], "Answer | None"]

@@ -44,16 +44,16 @@ class HostPolicy:
     def __init__(self, bind: str, allowed: list[str] | tuple[str, ...] = ()) -> None:
         self.checking = is_loopback_bind(bind) and "*" not in allowed
         self.allowed = frozenset(name.strip().lower().rstrip(".") for name in allowed if name.strip())
-        self._seen: set[bytes] = set()
+        self.seen: set[bytes | None] = set()  # values already allowed (the protocol looks here first)
 
     def allows(self, value: bytes | None) -> bool:
         """Whether a request with this Host header value (None: no Host header) may be served."""
-        if not self.checking or value is None or value in self._seen:
-            return True  # no Host at all (HTTP/1.0): no browser sends that, so no rebinding either
-        name = host_name(value.decode("latin-1"))
-        ok = self._name_allowed(name)
-        if ok and len(self._seen) < _REMEMBERED:
-            self._seen.add(value)
+        if not self.checking or value is None:  # no Host at all (HTTP/1.0): no browser sends that, so no rebinding
+            ok = True
+        else:
+            ok = self._name_allowed(host_name(value.decode("latin-1")))
+        if ok and len(self.seen) < _REMEMBERED:
+            self.seen.add(value)
         return ok
 
     def _name_allowed(self, name: str) -> bool:

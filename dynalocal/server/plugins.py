@@ -46,8 +46,9 @@ class WirePlugin:
         if url != b"/" and url[:2] != b"/?":
             return None
         method = req.method
-        origin = req.origin  # the headers were collected while the protocol parsed them (exchange.Request)
-        if origin is not None or req.accept_encoding is not None:
+        origin = req.origin
+        accept = req.accept_encoding
+        if origin is not None or (accept is not None and accept != b"identity"):
             req.state = self  # mark: `after` has work on the answer (else it is not run at all)
         if method == b"OPTIONS":
             if origin is None:

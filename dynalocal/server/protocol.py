@@ -14,7 +14,7 @@ How a request flows (the plug-in points are marked *):
    answers wait for fsync); reading pauses until the queue drains.
 3. `_run`: * every `Hooks.before` plug-in (request decoding, CORS preflight, authentication,
    choice of `request.ctx`) may answer or change the request; then `POST /` is answered
-   inline by `DynamoApp.respond`, synchronously, on the event loop: the same path with or
+   inline by `app.respond`, synchronously, on the event loop: the same path with or
    without `--data-dir`. With a journal, the request's log group is sealed and its answer is
    written when the group's fsync future resolves (no task per request). Every other route
    (`GET /` health, `/_dynalocal/...` admin and console, 404s) goes to the ASGI app through
@@ -35,8 +35,9 @@ import httptools
 
 from ..errors import InternalServerError, SerializationException
 from . import asgi, codec
-from .app import MAX_BODY
-from .exchange import Answer, Request
+from .app import MAX_BODY, respond
+from .codec import header_block
+from .exchange import Answer, Request, lookup_plan
 from .framing import CONTINUE, END_CLOSE, END_KEEP, STATUS, frame, status_line
 from .timeouts import timeout_response
 
@@ -49,6 +50,17 @@ LINGER = 2.0  # seconds a closing connection keeps reading (and dropping) what t
 _413 = (413, b"", b"text/plain")
 _BAD = codec.error_body(SerializationException())
 _INTERNAL = codec.error_body(InternalServerError("Internal server error"))
+# Header names as a client sends them (a tuple, in order) -> exchange.lookup_plan's names to look
+# up. A client sends the same names request after request: one dict lookup per request.
+_PLANS: dict[tuple[bytes, ...], tuple[bytes, ...]] = {}
+_PLANS_LIMIT = 1024
+
+
+def _plan(names: tuple[bytes, ...]) -> tuple[bytes, ...]:
+    if len(_PLANS) >= _PLANS_LIMIT:
+        _PLANS.clear()
+    plan = _PLANS[names] = lookup_plan(names)
+    return plan
 
 
 class HttpProtocol(asyncio.Protocol):
@@ -67,19 +79,25 @@ class HttpProtocol(asyncio.Protocol):
         self.defaults = server.defaults
         self.request_timeout = server.request_timeout
         self.keep_alive_timeout = server.keep_alive_timeout
-        self.parser = httptools.HttpRequestParser(self)
-        # the request being received
+        self.seen_hosts = server.hosts.seen  # Host values already allowed: one set lookup per request
+        # The request being received. The parser hands URL pieces, headers and body chunks straight to
+        # these containers' C methods (no Python call per header); the callbacks below empty them.
         self._req: Request | None = None
-        self._url = b""
-        self._headers: list[tuple[bytes, bytes]] = []
+        self._url: list[bytes] = []
+        self._raw: dict[bytes, bytes] = {}  # header names as sent -> value
+        self._chunks: list[bytes] = []
+        self.on_url = self._url.append
+        self.on_header = self._raw.__setitem__
+        self.on_body = self._chunks.append
+        self.parser = httptools.HttpRequestParser(self)
         self._in_head = False  # between a request's first byte and the end of its headers
         self._head_bytes = 0  # bytes received for the current head after the chunk it began in
-        self._chunks: list[bytes] = []
-        self._size = 0
+        self._chunked = False  # the body being received has no Content-Length: its size is checked per read
         self._discard = False  # the body is read and dropped (413 sent, or the request is refused)
         self._refusal: Answer | None = None
         # timers: one lazy timer per connection (arming one per request would cost microseconds)
         self._deadline: asyncio.TimerHandle | None = None
+        self._deadline_at = 0.0  # when `_deadline` fires
         self._since: float | None = None  # when the request being received began (or the connection opened)
         self._idle_since: float | None = None  # when the connection last became idle
         # what is owed to the client, in order
@@ -129,6 +147,11 @@ class HttpProtocol(asyncio.Protocol):
             self._req = self._since = None  # the malformed request is not waited for (no 408 after the 400)
             self._push((frame(400, _BAD, codec.JSON_TYPE, b"", self.defaults.block, False), True))
             return
+        if self._req is not None:  # a body still arriving: dropped, or its size checked (no Content-Length)
+            if self._discard:
+                self._chunks.clear()
+            elif self._chunked and sum(map(len, self._chunks)) > MAX_BODY:
+                self._refuse_body()
         if in_head and self._in_head:  # a head spread over reads: counted here, not per header (hot path)
             self._head_bytes += len(data)
             if self._head_bytes > MAX_HEAD:
@@ -162,8 +185,6 @@ class HttpProtocol(asyncio.Protocol):
     # -- parser callbacks ------------------------------------------------------------------------
 
     def on_message_begin(self) -> None:
-        self._url = b""
-        self._headers = []
         self._in_head = True
         self._head_bytes = 0
         self._idle_since = None
@@ -172,63 +193,34 @@ class HttpProtocol(asyncio.Protocol):
             if self._deadline is None:
                 self._watch_until(now + self.request_timeout)
 
-    def on_url(self, url: bytes) -> None:
-        self._url += url
-
-    def on_header(self, name: bytes, value: bytes) -> None:
-        self._headers.append((name.lower(), value))
-
     def on_headers_complete(self) -> None:
         self._in_head = False
         parser = self.parser
+        raw = self._raw
+        names = tuple(raw)
+        plan = _PLANS.get(names)
+        if plan is None:
+            plan = _plan(names)
+        url = self._url
+        path = url[0] if len(url) == 1 else b"".join(url)
+        url.clear()
         version = parser.get_http_version()
-        headers = self._headers
-        self._req = req = Request(parser.get_method(), self._url, headers, version,
-                                  version != "1.0" and parser.should_keep_alive())
-        # The headers we and the plug-ins need, in one C-level pass: a dict keeps each name's last value.
-        fields = dict(headers)
-        get = fields.get
-        value = get(b"x-amz-target")
-        if value is not None:
-            req.target = value.decode("latin-1")
-        value = get(b"content-type")
-        if value is not None:
-            req.content_type = value.split(b";", 1)[0].strip().lower()
-        value = get(b"content-length")
-        length = -1 if value is None or not value.isdigit() else int(value)
-        req.host = get(b"host")
-        req.authorization = get(b"authorization")
-        req.origin = get(b"origin")
-        req.content_encoding = get(b"content-encoding")
-        value = get(b"accept-encoding")
-        if value == b"identity":
-            value = None
-            if len(fields) != len(headers):  # some header sent twice: the last Accept-Encoding not identity
-                for name, other in headers:
-                    if name == b"accept-encoding" and other != b"identity":
-                        value = other
-        req.accept_encoding = value
-        value = get(b"expect")
-        expect = value is not None and value.lower() == b"100-continue"
-        self._chunks = []
-        self._size = 0
+        # The common headers' values, looked up under the names this client uses (see exchange.Request).
+        self._req = req = Request(parser.get_method(), path, raw.copy(), version,
+                                  version != "1.0" and parser.should_keep_alive(), *map(raw.get, plan))
+        raw.clear()
         self._refusal = None
         self._discard = False
-        if not self.hosts.allows(req.host):
-            self._refusal = Answer(400, codec.error_body(self.hosts.refusal(req.host)))
+        length = req.content_length
+        self._chunked = length is None
+        host = req.host
+        if host not in self.seen_hosts and not self.hosts.allows(host):
+            self._refusal = Answer(400, codec.error_body(self.hosts.refusal(host)))
             self._discard = True
-        elif length > MAX_BODY:
+        elif length is not None and len(length) > 7 and length.isdigit() and int(length) > MAX_BODY:
             self._refuse_body()
-        elif expect:
+        elif req.expect is not None and req.expect.lower() == b"100-continue":
             self._push((CONTINUE, False))
-
-    def on_body(self, body: bytes) -> None:
-        if self._discard:
-            return
-        self._chunks.append(body)
-        self._size += len(body)
-        if self._size > MAX_BODY:
-            self._refuse_body()
 
     def on_message_complete(self) -> None:
         self._since = None  # received in full: the receive deadline is met
@@ -237,15 +229,17 @@ class HttpProtocol(asyncio.Protocol):
             return
         if not req.keep_alive:
             self._done = True
+        chunks = self._chunks
         if self._discard:
+            chunks.clear()
             if self._refusal is not None:
                 self._push(self._reply(req, *self._refusal))
             elif not req.keep_alive:
                 self._push((b"", True))
             return
-        chunks = self._chunks
-        req.body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
-        self._chunks = []
+        if chunks:
+            req.body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            chunks.clear()
         if self._queue or self._busy or self._write_paused or len(self._slots) >= MAX_PENDING:
             self._queue.append(req)
         else:
@@ -255,7 +249,7 @@ class HttpProtocol(asyncio.Protocol):
     def _refuse_body(self) -> None:
         """413 at once, while the body still streams in; the rest of it is read and dropped."""
         self._discard = True
-        self._chunks = []
+        self._chunks.clear()
         self._push((frame(*_413, b"", self.defaults.block, True), False))
 
     # -- running requests ----------------------------------------------------------------------
@@ -278,16 +272,16 @@ class HttpProtocol(asyncio.Protocol):
             ctx = req.ctx or app.ctx
             journal = ctx.journal
             if journal is None:
-                status, body, content_type = app.respond(req.target, req.content_type, req.body, ctx)
+                status, body, content_type = respond(ctx, req.target, req.content_type, req.body)
                 if self._slots or self.after or (req.state is not None and self.after_marked) \
                         or not req.keep_alive or self.server.stopping:
                     self._emit(*self._reply(req, status, body, content_type))
                 else:  # the common case, inlined: keep-alive, nothing waiting before it, no after-hook to run
                     self.transport.write(b"".join((STATUS.get(status) or status_line(status), self.defaults.block,
-                                                   codec.header_block(body, content_type), END_KEEP, body)))
+                                                   header_block(body, content_type), END_KEEP, body)))
                 return
             journal.begin()
-            status, body, content_type = app.respond(req.target, req.content_type, req.body, ctx)
+            status, body, content_type = respond(ctx, req.target, req.content_type, req.body)
             status, body, durable = journal.seal(req.target, req.body, status, body)
             if durable is None:
                 self._emit(*self._reply(req, status, body, content_type))
@@ -398,23 +392,20 @@ class HttpProtocol(asyncio.Protocol):
             return
         if self._done or self._eof or self.server.stopping:
             self._close(linger=not self._eof)
-        else:
-            self._idle()
+            return
+        # The keep-alive period starts: the lazy timer (see `_watch`) is re-armed only when it would fire late.
+        self._idle_since = now = self.server.clock
+        due = now + self.keep_alive_timeout
+        if self._deadline is None or self._deadline_at > due:
+            if self._deadline is not None:  # rare: only while a request deadline is armed further out
+                self._deadline.cancel()
+            self._watch_until(due)
 
     # -- timers and closing ----------------------------------------------------------------------
 
-    def _idle(self) -> None:
-        """Start the keep-alive period."""
-        self._idle_since = now = self.server.clock
-        due = now + self.keep_alive_timeout
-        if self._deadline is None:
-            self._watch_until(due)
-        elif self._deadline.when() > due:  # rare: only while a request deadline is armed further out
-            self._deadline.cancel()
-            self._watch_until(due)
-
     def _watch_until(self, when: float) -> None:
         self._deadline = self.loop.call_at(when, self._watch)
+        self._deadline_at = when
 
     def _watch(self) -> None:
         self._deadline = None

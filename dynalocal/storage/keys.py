@@ -67,6 +67,11 @@ def prefix_successor(prefix: bytes) -> bytes | None:
     return trimmed[:-1] + bytes((trimmed[-1] + 1,))
 
 
+def _raw_function(kind: str) -> Callable[[str], bytes]:
+    """raw_bytes specialised to one key type (a valid N value is ASCII, so UTF-8 encodes it alike)."""
+    return base64.b64decode if kind == "B" else str.encode
+
+
 def _sort_function(kind: str | None) -> Callable[[str], bytes] | None:
     """sort_bytes specialised to one key type."""
     if kind is None:
@@ -89,6 +94,7 @@ class KeySchema:
     names: tuple[str, ...] = field(init=False, repr=False, compare=False)
     name_set: frozenset[str] = field(init=False, repr=False, compare=False)
     _sort: Callable[[str], bytes] | None = field(init=False, repr=False, compare=False)
+    _raw: Callable[[str], bytes] = field(init=False, repr=False, compare=False)
     _prefixes: SizedCache = field(init=False, repr=False, compare=False)  # hash value -> prefix
 
     def __post_init__(self) -> None:
@@ -96,6 +102,7 @@ class KeySchema:
         object.__setattr__(self, "names", names)
         object.__setattr__(self, "name_set", frozenset(names))
         object.__setattr__(self, "_sort", _sort_function(self.range_type))
+        object.__setattr__(self, "_raw", _raw_function(self.hash_type))
         object.__setattr__(self, "_prefixes", SizedCache())
 
     def partition_prefix(self, hash_value: str) -> bytes:
@@ -107,10 +114,10 @@ class KeySchema:
         return prefix if prefix is not None else self._remember(hash_value)
 
     def _prefix(self, hash_value: str) -> bytes:
-        raw = raw_bytes(self.hash_type, hash_value)
+        raw = self._raw(hash_value)
         if len(raw) > MAX_HASH_BYTES and self.hash_type != "N":
             raise invalid(HASH_TOO_BIG)
-        return token_of(raw) + len(raw).to_bytes(2, "big") + raw
+        return _blake2b(raw, digest_size=8).digest() + len(raw).to_bytes(2, "big") + raw  # token_of, inlined
 
     def sort_key(self, range_value: str) -> bytes:
         """Order-preserving bytes of a sort key value from a request, size-checked."""

@@ -1,6 +1,7 @@
 """A table's data: hash partitions over the token space and the single mutation path.
 
-`Table.apply` is the one function through which every item write and delete passes, so
+`Table.apply` (and `Table.write`, its form for request handlers, which skips building a Mutation
+when nothing listens) is the one path through which every item write and delete passes, so
 indexes, the TTL expiry index, streams and the write-ahead log attach there (as listeners
 of `Mutation` values). `ItemStore.repartition` is the one function that changes partitions.
 """
@@ -116,6 +117,25 @@ class Table(ItemStore):
             return m
         m.table = self
         m.seq = self.sequence = self.sequence + 1
+        return self._tell(m) if self.listeners else m
+
+    def write(self, i: int, key: bytes, new: Record | None, new_item: dict | None = None,
+              old_item: dict | None = None) -> Mutation | None:
+        """`apply` for request handlers, which know the key's partition index `i` and build no
+        Mutation unless someone listens: the Mutation the listeners saw (with `owed`), else None."""
+        part = self.partitions[i]
+        old = part.put(key, new) if new is not None else part.delete(key)
+        if old is None and new is None:
+            return None
+        self.sequence += 1
+        if not self.listeners:
+            return None
+        m = Mutation(key, new, new_item, old_item)
+        m.old, m.part, m.seq, m.table = old, i, self.sequence, self
+        return self._tell(m)
+
+    def _tell(self, m: Mutation) -> Mutation:
+        """Run every listener on an applied mutation, collecting the index units they owe."""
         for listener in self.listeners:
             owed = listener(m)
             if owed:

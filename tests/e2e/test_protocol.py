@@ -357,3 +357,22 @@ def test_after_marked_plug_ins_run_only_on_answers_to_marked_requests():
             answers = read_responses(sock, 3)
     assert [a[0].split(b" ")[1] for a in answers] == [b"200", b"200", b"200"]
     assert [a[1].get(b"x-decorated") for a in answers] == [None, b"marked", None]
+
+
+# -- header names ------------------------------------------------------------------------------
+
+def test_header_names_are_read_in_any_case_and_a_repeated_header_keeps_its_last_value(server):
+    """SDKs spell header names differently (boto3 `X-Amz-Target`, the JS SDK `x-amz-target`); a
+    header sent twice counts once, with its last value."""
+    body = LIST
+    mixed = (b"POST / HTTP/1.1\r\nhOsT: x\r\ncontent-TYPE: application/x-amz-json-1.0\r\n"
+             b"x-AMZ-target: DynamoDB_20120810.ListTables\r\nCONTENT-LENGTH: %d\r\n" % len(body)
+             + AUTH.encode() + b"\r\n" + body)
+    twice = request(extra="X-Amz-Target: DynamoDB_20120810.DescribeLimits\r\n")
+    twice_mixed_case = request(extra="x-amz-target: DynamoDB_20120810.Nope\r\n")
+    with connect(server) as sock:
+        sock.sendall(mixed + twice + twice_mixed_case)
+        answers = read_responses(sock, 3)
+    assert answers[0][0].split(b" ")[1] == b"200" and b"TableNames" in answers[0][2]
+    assert answers[1][0].split(b" ")[1] == b"200" and b"AccountMaxReadCapacityUnits" in answers[1][2]
+    assert answers[2][0].split(b" ")[1] == b"400" and b"UnknownOperationException" in answers[2][2]

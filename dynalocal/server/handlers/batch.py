@@ -15,7 +15,7 @@ from ...errors import DynamoError, ValidationException
 from ...storage.blob import dumps
 from ...storage.capacity.charge import Charge, consumed_list, partition_key
 from ...storage.index import check_index_keys
-from ...storage.mutation import Mutation
+from ...storage.database import TableEntry
 from ...storage.values import MAX_ITEM_SIZE, validate_item
 from ..context import Context
 from .common import compile_expressions, data_table
@@ -27,6 +27,7 @@ DUPLICATES = "Provided list of item keys contains duplicates"
 NOT_ONE_REQUEST = ("Supplied AttributeValue has more than one datatypes set, must contain exactly one of the "
                    "supported datatypes")
 KEY_EMPTY_PREFIX = "One or more parameter values are not valid. "
+_NO_GSIS: list = []  # shared, never modified: a write on a table without indexes touches no GSI
 
 
 def batch_get_item(ctx: Context, body: dict) -> dict:
@@ -96,81 +97,96 @@ def _leave(unprocessed: dict[str, dict], name: str, spec: dict, key_map: dict) -
     left["Keys"].append(key_map)
 
 
-def _parse_writes(request: dict[str, list]) -> list[tuple[str, str, dict, int, dict]]:
-    """(table, 'put' | 'delete', item or key, item size, request element) per request, values validated."""
-    writes = []
+def _parse_writes(request: dict[str, list]) -> list[tuple[str, list[tuple[bool, dict, int, dict]]]]:
+    """Per table: (is a put, item or key, item size, request element) per write, values validated."""
+    tables = []
     for name, items in request.items():
+        writes = []
         for write in items:
             put, delete = write.get("PutRequest"), write.get("DeleteRequest")
             if (put is None) == (delete is None):
                 raise ValidationException(NOT_ONE_REQUEST)
             if put is not None:
-                size = validate_item(put["Item"])
+                item = put["Item"]
+                size = validate_item(item)
                 if size > MAX_ITEM_SIZE:
                     raise ValidationException("Item size has exceeded the maximum allowed size")
-                writes.append((name, "put", put["Item"], size, write))
+                writes.append((True, item, size, write))
             else:
                 validate_item(delete["Key"])
-                writes.append((name, "delete", delete["Key"], 0, write))
-    return writes
+                writes.append((False, delete["Key"], 0, write))
+        tables.append((name, writes))
+    return tables
+
+
+def _plan_writes(entry: TableEntry, writes: list[tuple[bool, dict, int, dict]]) -> list[tuple]:
+    """(is a put, item or key, size, encoded key, partition key prefix, element) per write of one
+    table: keys checked, duplicates refused."""
+    table = entry.table
+    schema, indexes = table.schema, table.indexes
+    seen: set[bytes] = set()
+    planned = []
+    for is_put, value, size, element in writes:
+        if is_put:
+            key, prefix = schema.check_item_parts(value)
+            if indexes:
+                check_index_keys(table, value)
+        else:
+            key, prefix = schema.check_key_parts(value, KEY_EMPTY_PREFIX)
+        if key in seen:
+            raise ValidationException(DUPLICATES)
+        seen.add(key)
+        planned.append((is_put, value, size, key, prefix, element))
+    return planned
 
 
 def batch_write_item(ctx: Context, body: dict) -> dict:
     request: dict[str, list] = body["RequestItems"]
     if sum(len(items) for items in request.values()) > MAX_WRITES:
         raise ValidationException("Too many items requested for the BatchWriteItem call")
-    writes = _parse_writes(request)
-    entries = {name: data_table(ctx, name) for name in request}
-    planned = []
-    seen: set[tuple[str, bytes]] = set()
-    for name, kind, value, size, element in writes:
-        table = entries[name].table
-        if kind == "put":
-            key = table.schema.check_item(value)
-            check_index_keys(table, value)
-        else:
-            key = table.schema.check_key(value, KEY_EMPTY_PREFIX)
-        if (name, key) in seen:
-            raise ValidationException(DUPLICATES)
-        seen.add((name, key))
-        planned.append((name, kind, value, size, key, element))
-    charges = {name: ctx.capacity.charge(entries[name]) for name in request}
+    parsed = _parse_writes(request)
+    entries = [data_table(ctx, name) for name, _ in parsed]
+    plans = [(name, entry, _plan_writes(entry, writes)) for (name, writes), entry in zip(parsed, entries)]
+    charges = {name: ctx.capacity.charge(entry) for name, entry, _ in plans}
     for charge in charges.values():
         charge.table_used = True
     metrics: dict[str, list] = {}
     unprocessed: dict[str, list] = {}
     refused: DynamoError | None = None
     want_metrics = body.get("ReturnItemCollectionMetrics") == "SIZE"
-    for name, kind, value, size, key, element in planned:
-        entry = entries[name]
+    total = 0
+    for name, entry, planned in plans:
+        total += len(planned)
         charge = charges[name]
         table = entry.table
-        part = table.partition_index(key)
-        old = table.partitions[part].get(key)
-        new_item = value if kind == "put" else None
-        old_item = None
-        gsis = []
-        err = charge.refuse(1, part)
-        if err is None and table.indexes and (old is not None or new_item is not None):
-            old_item = orjson.loads(old[0]) if old is not None else None  # once, for the plan and the indexes
-            gsis = charge.plan_gsi(key, old, new_item, old_item)
-            err = charge.refuse_gsi(part, gsis)
-        if err is not None:  # throttled by the table or a GSI: left for the caller to resubmit
-            refused = refused or err
-            unprocessed.setdefault(name, []).append(element)
-            continue
-        old_size = old[1] if old is not None else 0
-        if kind == "put":
-            written = table.apply(Mutation(key, (dumps(value), size), value, old_item)).owed
-            charge.put(part, partition_key(key), old_size, size, written, gsis)
-        else:
-            written = table.apply(Mutation(key, None, None, old_item)).owed if old is not None else None
-            charge.delete(part, partition_key(key), old_size, written, gsis)
-        if want_metrics and entry.lsis:
-            hash_name = table.schema.hash_name
-            metrics.setdefault(name, []).append(
-                {"ItemCollectionKey": {hash_name: value[hash_name]}, "SizeEstimateRangeGB": [0.0, 1.0]})
-    if refused is not None and sum(map(len, unprocessed.values())) == len(planned):
+        partitions, locate, indexes = table.partitions, table.partition_index, table.indexes
+        refuse, write = charge.refuse, table.write
+        for is_put, value, size, key, prefix, element in planned:
+            part = locate(key)
+            old = partitions[part].get(key)
+            old_item = None
+            gsis: list = _NO_GSIS
+            err = refuse(1, part)
+            if err is None and indexes and (old is not None or is_put):
+                old_item = orjson.loads(old[0]) if old is not None else None  # once, for the plan and the indexes
+                gsis = charge.plan_gsi(key, old, value if is_put else None, old_item)
+                err = charge.refuse_gsi(part, gsis)
+            if err is not None:  # throttled by the table or a GSI: left for the caller to resubmit
+                refused = refused or err
+                unprocessed.setdefault(name, []).append(element)
+                continue
+            old_size = old[1] if old is not None else 0
+            if is_put:
+                done = write(part, key, (dumps(value), size), value, old_item)
+                charge.put(part, prefix, old_size, size, done.owed if done is not None else None, gsis)
+            else:
+                done = write(part, key, None, None, old_item) if old is not None else None
+                charge.delete(part, prefix, old_size, done.owed if done is not None else None, gsis)
+            if want_metrics and entry.lsis:
+                hash_name = table.schema.hash_name
+                metrics.setdefault(name, []).append(
+                    {"ItemCollectionKey": {hash_name: value[hash_name]}, "SizeEstimateRangeGB": [0.0, 1.0]})
+    if refused is not None and sum(map(len, unprocessed.values())) == total:
         raise refused  # nothing could be written: the whole call is throttled
     out: dict[str, Any] = {"UnprocessedItems": unprocessed}
     capacity = consumed_list(body, charges)

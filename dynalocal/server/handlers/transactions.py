@@ -8,7 +8,7 @@ from __future__ import annotations
 
 import hashlib
 import time
-from dataclasses import dataclass, field
+from dataclasses import dataclass
 from typing import Any
 
 import orjson
@@ -20,10 +20,9 @@ from ...storage.blob import dumps
 from ...storage.capacity.charge import Charge, GsiWrite, consumed_list, partition_key
 from ...storage.database import TableEntry
 from ...storage.index import check_index_keys
-from ...storage.mutation import Mutation
 from ...storage.values import MAX_ITEM_SIZE, item_size, validate_item
 from ..context import Context
-from .common import data_table
+from .common import compile_expressions, data_table
 
 ACTIONS = ("ConditionCheck", "Put", "Update", "Delete")
 TOKEN_LIFETIME = 600.0
@@ -48,12 +47,13 @@ class Action:
     spec: dict
     entry: TableEntry
     key: bytes = b""
+    prefix: bytes = b""  # the key's partition key prefix (per-key capacity counts)
     part: int = 0
     old: tuple | None = None
     new: tuple | None = None  # record to store; None with kind Delete means delete
     compiled: Any = None
     spec_size: int = 0  # validated size of a Put's item
-    gsis: list[GsiWrite] = field(default_factory=list)  # GSI entries the write touches
+    gsis: list[GsiWrite] | tuple = ()  # GSI entries the write touches
     charge: Charge | None = None  # capacity of this action's table in this request
     old_item: dict | None = None  # decoded old / new item, handed on to Table.apply's listeners
     new_item: dict | None = None
@@ -71,11 +71,12 @@ def _plan_write(ctx: Context, action: Action) -> None:
     spec, table = action.spec, action.entry.table
     try:
         if action.kind == "Put":
-            action.key = table.schema.check_item(spec["Item"])
+            action.key, action.prefix = table.schema.check_item_parts(spec["Item"])
             if table.indexes:
                 check_index_keys(table, spec["Item"])
         else:
-            action.key = table.schema.check_key(spec["Key"], "One or more parameter values are not valid. ")
+            action.key, action.prefix = table.schema.check_key_parts(
+                spec["Key"], "One or more parameter values are not valid. ")
     except ValidationException as err:
         raise Cancelled("ValidationError", err.message) from None
     action.part = table.partition_index(action.key)
@@ -83,14 +84,17 @@ def _plan_write(ctx: Context, action: Action) -> None:
 
 
 def _evaluate(action: Action) -> tuple[dict | None, dict | None]:
-    """Check the condition and build the new record; return the old and new items."""
-    old_item = orjson.loads(action.old[0]) if action.old is not None else None
+    """Check the condition and build the new record; return the old and new items (the old one
+    None when nothing needs it decoded: a Put without condition on a table without indexes)."""
     condition = action.compiled.condition if action.compiled is not None else None
+    kind, table = action.kind, action.entry.table
+    old_item = None
+    if action.old is not None and (condition is not None or kind != "Put" or table.indexes):
+        old_item = orjson.loads(action.old[0])
     if condition is not None and not condition.matches(old_item):
         show = action.spec.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD" and old_item is not None
         raise Cancelled("ConditionalCheckFailed", ConditionalCheckFailedException().message,
                         old_item if show else None)
-    kind, table = action.kind, action.entry.table
     new_item = None
     try:
         if kind == "Put":
@@ -101,7 +105,7 @@ def _evaluate(action: Action) -> tuple[dict | None, dict | None]:
             if update is None:
                 new_item = dict(old_item) if old_item is not None else dict(action.spec["Key"])
             else:
-                new_item = update.apply(old_item, frozenset(table.schema.names), key=action.spec["Key"]).item
+                new_item = update.apply(old_item, table.schema.name_set, key=action.spec["Key"]).item
             if new_item is not None:
                 new_item.update(action.spec["Key"])
                 size = item_size(new_item)
@@ -169,6 +173,8 @@ def _cancel(reasons: list[Cancelled | None]) -> TransactionCanceledException:
 
 def _idempotency(body: dict) -> tuple[str | None, bytes]:
     token = body.get("ClientRequestToken")
+    if token is None:
+        return None, b""  # no token, no fingerprint to compare
     canonical = orjson.dumps({k: v for k, v in body.items() if k != "ReturnConsumedCapacity"},
                              option=orjson.OPT_SORT_KEYS)
     fingerprint = hashlib.sha256(canonical).digest()
@@ -200,8 +206,8 @@ def transact_write_items(ctx: Context, body: dict) -> dict | bytes:
             size = validate_item(spec["Item"])
         else:
             validate_item(spec["Key"])
-        compiled = compile_request(spec, "TransactWriteItems")
-        if kind == "Update" and compiled is not None and compiled.update is None and "UpdateExpression" not in spec:
+        compiled = compile_expressions(spec, "TransactWriteItems")
+        if kind == "Update" and (compiled is None or compiled.update is None) and "UpdateExpression" not in spec:
             raise ValidationException("UpdateExpression must be specified for an Update action")
         if kind == "ConditionCheck" and (compiled is None or compiled.condition is None):
             raise ValidationException("ConditionExpression must be specified for a ConditionCheck action")
@@ -233,13 +239,12 @@ def transact_write_items(ctx: Context, body: dict) -> dict | bytes:
         raise _cancel(reasons)
     # 4. Apply: nothing below can fail.
     for action in actions:
-        table = action.entry.table
-        index_units: dict[str, float] = {}
+        done = None
         if action.new is not None or (action.kind == "Delete" and action.old is not None):
-            index_units = table.apply(Mutation(action.key, action.new, action.new_item, action.old_item)).owed
+            done = action.entry.table.write(action.part, action.key, action.new, action.new_item, action.old_item)
         action.charge.transact_write(  # type: ignore[union-attr]
-            action.part, partition_key(action.key), action.old[1] if action.old is not None else 0,
-            action.new[1] if action.new is not None else 0, index_units, action.gsis)
+            action.part, action.prefix, action.old[1] if action.old is not None else 0,
+            action.new[1] if action.new is not None else 0, done.owed if done is not None else None, action.gsis)
     out: dict[str, Any] = {}
     cc = consumed_list(body, charges, "WriteCapacityUnits")
     if cc:
