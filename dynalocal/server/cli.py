@@ -33,7 +33,8 @@ def parse_args(argv: list[str] | None = None, environ: dict[str, str] | None = N
     parser.add_argument("--sync", default="batch", choices=["always", "batch", "none"],
                         help="fsync the log before each answer (always), per group of writes (batch), or never")
     parser.add_argument("--sync-interval-ms", type=float, default=2.0,
-                        help="batch mode: least milliseconds between fsyncs while several writes wait (default 2)")
+                        help="batch mode: longest milliseconds a group of writes keeps gathering while more keep arriving "
+                             "(default 2)")
     parser.add_argument("--snapshot-mb", type=float, default=64.0,
                         help="take a snapshot once the log has grown this many MiB (default 64)")
     parser.add_argument("--no-reset", action="store_true", help="disable POST /_dynalocal/reset")

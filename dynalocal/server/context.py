@@ -40,7 +40,7 @@ class Settings(_Record):
                  ttl_interval: float = 1.0,  # seconds between sweeps for expired TTL items
                  data_dir: str | None = None,  # persist here (write-ahead log + snapshots); None = in memory only
                  sync: str = "batch",  # always | batch | none: when the log is fsynced (see server.groupcommit)
-                 sync_interval: float = 0.002,  # batch mode: least seconds between fsyncs while several writes wait
+                 sync_interval: float = 0.002,  # batch mode: longest seconds a group gathers while writes keep arriving
                  snapshot_bytes: int = 64 * 1024 * 1024,  # log bytes after which a snapshot is taken (at least)
                  auth: str = "relaxed",  # relaxed | verify | none (see server.auth)
                  credentials: dict | None = None,  # access key -> (secret, account) for --auth verify

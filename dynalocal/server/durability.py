@@ -1,13 +1,15 @@
 """Durability glue: journal every mutation, acknowledge only durable writes, snapshot, reset.
 
-The dispatcher brackets each request with `begin` and `commit`. Between them, the table
-listener collects the request's item writes; `commit` adds the metadata of tables a
-successful control-plane operation changed (or drop markers), appends it all as ONE log
-group (so a request, later a transaction, is recovered entirely or not at all) and awaits
-its fsync before the response is sent. Reads also wait while earlier writes they might
-have seen are not yet durable. A group that cannot be written or synced (a full disk) is
-cut from the log and undone in memory (server.rollback), and its request answered 500. Mutations outside requests (the TTL sweeper) are grouped
-per event-loop turn and not awaited. Snapshots are taken at clean shutdown and when the log
+The dispatcher brackets each request with `begin` and `seal` (or `commit`). Between them,
+the table listener adds the request's item writes to the open batch of the group commit;
+`seal` adds the metadata of tables a successful control-plane operation changed (or drop
+markers) before them, and hands back the batch's ticket: the answer is sent once the batch,
+logged as ONE frame (so a request, transactions included, is recovered entirely or not at
+all), is fsynced. Reads also wait while earlier writes they might have seen are not yet
+durable. A batch that cannot be written or synced (a full disk) is cut from the log and
+undone in memory (server.rollback), and its requests answered 500. Mutations outside
+requests (the TTL sweeper) join the open batch, which is then written soon; nobody waits
+for them. Snapshots are taken at clean shutdown and when the log
 since the last one exceeds max(--snapshot-mb, a quarter of that snapshot's size): replaying
 a log is about four times slower per byte than loading a snapshot, so this bounds start-up
 to about twice the snapshot's load time while a large table is rewritten at most once per
@@ -20,7 +22,6 @@ import gc
 import logging
 import os
 import time
-from collections import deque
 from pathlib import Path
 
 import orjson
@@ -35,12 +36,12 @@ from ..storage.tablemeta import encode_meta
 from ..storage.ttl import ExpiryIndex
 from ..storage.streamlog import remove_older as remove_older_streams
 from ..storage.streamlog import write_snapshot as write_streams
-from ..storage.wal import DELETE, DROP, META, PUT, STREAM, Entry, LogWriter, encode_group, segments
+from ..storage.wal import DROP, META, STREAM, Entry, LogWriter, encode_group, segments
 from . import codec
 from .context import Context
-from .groupcommit import GroupCommit
+from .groupcommit import GroupCommit, Ticket
 from .handlers.common import table_name
-from .rollback import Undo, item_undo, table_undo, token_undo, undo
+from .rollback import Undo, table_undo, token_undo, undo
 
 try:
     import fcntl
@@ -71,16 +72,14 @@ class Durability:
         self.directory = directory
         self.recovery = recovery
         self.commits = GroupCommit(LogWriter(directory, recovery.next_generation), settings.sync,
-                                   settings.sync_interval)
+                                   settings.sync_interval, encode_group)
+        self.commits.on_failure = self._undo_batches
         self.snapshot_min_bytes = settings.snapshot_bytes
         self.snapshot_bytes = recovery.snapshot_bytes
-        self.log_bytes = recovery.replayed_bytes  # log written since the newest snapshot
-        self.commits.on_failure = self._undo_after
-        self._group: list[Entry] | None = None
-        self._group_undo: list[Undo] = []  # how to undo the open group's changes
-        self._orphans: list[Entry] = []
-        self._orphans_undo: list[Undo] = []
-        self._pending: deque[tuple[int, list[Undo]]] = deque()  # (end position, undo) of groups not yet durable
+        self._log_base = -recovery.replayed_bytes  # log position at the newest snapshot (see `log_bytes`)
+        self._snapshot_at = 0  # log_bytes at which to snapshot next
+        self._open = False  # a request is running (between `begin` and `seal`)
+        self._start = 0  # where its entries begin in the open batch
         self._began = 0.0  # when the open request began (monotonic), to tell the idempotency token it recorded
         self._logged: dict[str, tuple[Table, bytes]] = {}  # table -> (its data, metadata as last logged)
         self._entries: dict[str, TableEntry] = {}  # table -> its entry when last logged
@@ -90,6 +89,7 @@ class Durability:
         self._snapshot_retry = 0  # after a failed snapshot: the log size at which to try again
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock_fd: int | None = None
+        self._plan_snapshot()
         for name, entry in self.db.tables.items():
             self._track(name, entry, encode_meta(entry))
             if entry.ttl_attribute is not None:
@@ -111,7 +111,18 @@ class Durability:
         journal._lock_fd = lock
         return journal
 
+    @property
+    def log_bytes(self) -> int:
+        """Bytes of log written since the newest snapshot."""
+        return self.commits.writer.position - self._log_base
+
+    def _plan_snapshot(self) -> None:
+        self._snapshot_at = max(self.snapshot_min_bytes, self.snapshot_bytes // 4, self._snapshot_retry)
+
     # -- collecting a request's mutations --------------------------------------------------
+    # Everything goes into the open batch (GroupCommit.batch), in order: applied Mutations (logged
+    # as PUT/DELETE records, and undone from their `old` record), other log records, and notes of
+    # how to undo changes that are not item writes (server.rollback).
 
     def _track(self, name: str, entry: TableEntry, meta: bytes) -> None:
         self._logged[name] = (entry.table, meta)
@@ -120,46 +131,27 @@ class Durability:
             entry.table.listeners.append(self.on_apply)
 
     def on_apply(self, m: Mutation) -> None:
-        """Table listener: record one mutation (and how to undo it) in the open group."""
+        """Table listener: journal one mutation (it is its own log record and undo note)."""
         if m.origin == ROLLBACK:
             return  # putting back what the log already says
-        group = self._group
-        if group is None:
-            group, changes = self._orphans, self._orphans_undo
-            if not group:
-                self._schedule_orphans()
-        else:
-            changes = self._group_undo
-        table = m.table
-        new = m.new
-        group.append((PUT, table.name, m.key, new) if new is not None else (DELETE, table.name, m.key, None))  # type: ignore[union-attr]
-        changes.append(item_undo(table, m.key, m.old))  # type: ignore[arg-type]
+        self.commits.batch.append(m)
+        if not self._open:
+            self._orphaned()
 
     def on_stream(self, arn: str, event: bytes) -> None:
-        """Stream registry sink: record one stream event in the open group, after its item write."""
-        group = self._group
-        if group is None:
-            group = self._orphans
-            if not group:
-                self._schedule_orphans()
-        group.append((STREAM, arn, event, None))
+        """Stream registry sink: record one stream event in the open batch, after its item write."""
+        self.commits.batch.append((STREAM, arn, event, None))
+        if not self._open:
+            self._orphaned()
 
-    def _schedule_orphans(self) -> None:
-        try:
-            asyncio.get_running_loop().call_soon(self._flush_orphans)
-        except RuntimeError:  # no loop (offline use): the next flush point writes them
-            pass
-
-    def _flush_orphans(self) -> None:
-        if self._orphans:
-            self._bind()
-            orphans, self._orphans = self._orphans, []
-            changes, self._orphans_undo = self._orphans_undo, []
+    def _orphaned(self) -> None:
+        """A mutation outside any request (the TTL sweeper): logged with the batch, waited for by no one."""
+        if self._loop is None:
             try:
-                self._append(orphans, changes)
-            except OSError:  # nobody waits for these (TTL deletions): undo them, the sweep retries
-                log.exception("write-ahead log failure")
-                self._undo(changes)
+                self._bind()
+            except RuntimeError:  # no loop (offline use): the next flush writes it
+                return
+        self.commits.schedule()
 
     def _bind(self) -> None:
         if self._loop is None:
@@ -167,53 +159,46 @@ class Durability:
             self.commits.start(self._loop)
 
     def begin(self) -> None:
-        """Open the group of the request about to run."""
-        self._bind()
-        if self._group:
-            self._orphans += self._group
-            self._orphans_undo += self._group_undo
-        self._group, self._group_undo = [], []
+        """Open the request about to run: its mutations go into the open batch from here."""
+        if self._loop is None:
+            self._bind()
+        self._open = True
+        self._start = len(self.commits.batch)
         self._began = time.monotonic()
-        self._flush_orphans()
 
     def seal(self, target: str | None, raw: bytes, status: int,
-             body: bytes) -> tuple[int, bytes, asyncio.Future | None]:
-        """Close the request's group and log it: the answer, and the fsync future to wait for
-        before sending it (None when everything it may have seen is already durable).
+             body: bytes) -> tuple[int, bytes, Ticket | None]:
+        """Close the request's part of the batch: the answer, and the ticket to wait for before
+        sending it (None when everything it may have seen is already durable).
 
-        The HTTP layer calls this inline and writes the answer from the future's callback
+        The HTTP layer calls this inline and writes the answer from the ticket's callback
         (see `settled`), so a journaled request costs no task of its own.
         """
-        group, self._group = self._group or [], None
-        changes, self._group_undo = self._group_undo, []
+        self._open = False
+        commits = self.commits
         try:
             if status == 200 and target:
                 control = self._control.get(target)
                 if control is None:
                     control = self._control[target] = _changes_metadata(target)
                 if control:
-                    records, undo_tables = self._control_records(raw)
-                    group[:0] = records
-                    changes[:0] = undo_tables
-                elif group and target.endswith(TOKEN_OPERATIONS):
-                    changes += self._token_undo(raw)
-            if group:
-                try:
-                    position = self._append(group, changes)
-                except OSError:  # not written (nothing of it is left in the log): undo it
-                    self._undo(changes)
-                    raise
-            else:
-                position = self.commits.writer.position
-            # A failed sync undoes this group (and every one after the last good sync); `settled` then answers 500.
-            return status, body, self.commits.waiter(position)
+                    records, notes = self._control_records(raw)
+                    commits.batch[self._start:self._start] = records + notes  # metadata before the items
+                elif len(commits.batch) > self._start and target.endswith(TOKEN_OPERATIONS):
+                    commits.batch += self._token_undo(raw)
+            # A failed sync undoes this batch (and every one after the last good sync); `settled` then answers 500.
+            ticket = commits.ticket()
+            if commits.writer.position - self._log_base >= self._snapshot_at and self._snapshot_task is None \
+                    and self._loop is not None:
+                self._snapshot_task = self._loop.create_task(self._background_snapshot())
+            return status, body, ticket
         except Exception:  # not durable: no one sees the change, and the client is told so
             log.exception("write-ahead log failure")
             return (*self._not_durable(), None)
 
-    def settled(self, durable: asyncio.Future, status: int, body: bytes) -> tuple[int, bytes]:
-        """The answer to send once a request's fsync future is done: its own, or a 500 if the fsync failed."""
-        error = durable.exception() if not durable.cancelled() else asyncio.CancelledError()
+    def settled(self, durable: Ticket, status: int, body: bytes) -> tuple[int, bytes]:
+        """The answer to send once a request's ticket is done: its own, or a 500 if the fsync failed."""
+        error = durable.error
         if error is None:
             return status, body
         log.error("write-ahead log failure: %s", error)
@@ -225,11 +210,14 @@ class Durability:
         return failure.status, codec.error_body(failure)
 
     async def commit(self, target: str | None, raw: bytes, status: int, body: bytes) -> tuple[int, bytes]:
-        """`seal`, then wait until the group (and all before it) is durable."""
+        """`seal`, then wait until the request's writes (and all before them) are durable."""
         status, body, durable = self.seal(target, raw, status, body)
         if durable is None:
             return status, body
-        await asyncio.wait((durable,))
+        if not durable.done:
+            future = asyncio.get_running_loop().create_future()
+            durable.add_done_callback(lambda _: future.done() or future.set_result(None))
+            await future
         return self.settled(durable, status, body)
 
     def _token_undo(self, raw: bytes) -> list[Undo]:
@@ -239,18 +227,12 @@ class Durability:
         seen = self.ctx.tokens.get(token) if isinstance(token, str) else None
         return [token_undo(token)] if seen is not None and seen[2] >= self._began else []
 
-    def _undo(self, changes: list[Undo]) -> None:
-        """Undo one group's changes in memory (as ROLLBACK mutations, which are not logged)."""
-        undo(self.ctx, changes)
-        self._forget(changes)
-
-    def _undo_after(self, durable: int) -> None:
-        """GroupCommit.on_failure: undo every logged group past `durable`, newest first."""
-        pending = self._pending
-        while pending and pending[0][0] <= durable:
-            pending.popleft()
-        while pending:
-            self._undo(pending.pop()[1])
+    def _undo_batches(self, batches: list[list]) -> None:
+        """GroupCommit.on_failure: undo these batches (newest first) in memory (as ROLLBACK mutations,
+        which are not logged)."""
+        for batch in batches:
+            undo(self.ctx, batch)
+            self._forget(batch)
 
     def _control_records(self, raw: bytes) -> tuple[list[Entry], list[Undo]]:
         """Metadata records of every table the control-plane request created, changed or dropped."""
@@ -290,31 +272,16 @@ class Durability:
             changes.append(before)
         return records, changes
 
-    def _forget(self, changes: list[Undo]) -> None:
+    def _forget(self, changes: list) -> None:
         """After undoing table changes: the log's view of those tables is what it was."""
-        for kind, name, entry, meta in changes:
-            if kind == "table":
+        for change in changes:
+            if change.__class__ is tuple and change[0] == "table":
+                _, name, entry, meta = change
                 if entry is None:
                     self._logged.pop(name, None)
                     self._entries.pop(name, None)
                 else:
                     self._track(name, entry, meta)
-
-    def _append(self, group: list[Entry], changes: list[Undo]) -> int:
-        """Log one group (raising OSError, with nothing of it logged, if it cannot be written)."""
-        pending = self._pending
-        durable = self.commits.durable
-        while pending and pending[0][0] <= durable:
-            pending.popleft()
-        before = self.commits.writer.position
-        position = self.commits.append(encode_group(group))
-        if position > self.commits.durable:
-            pending.append((position, changes))
-        self.log_bytes += position - before
-        if self.log_bytes >= max(self.snapshot_min_bytes, self.snapshot_bytes // 4, self._snapshot_retry) \
-                and self._snapshot_task is None and self._loop is not None:
-            self._snapshot_task = self._loop.create_task(self._background_snapshot())
-        return position
 
     # -- snapshots and reset ---------------------------------------------------------------
 
@@ -327,13 +294,14 @@ class Durability:
             self._snapshot_retry = self.log_bytes + max(self.snapshot_min_bytes, self.snapshot_bytes // 4)
         finally:
             self._snapshot_task = None
+            self._plan_snapshot()
 
     async def snapshot(self) -> None:
         """Write a snapshot (between requests, a chunk at a time) and truncate the log before it."""
         async with self._snapshot_lock:
             generation = self.commits.writer.generation + 1
             self.commits.rotate(generation)
-            self.log_bytes = 0
+            self._log_base = self.commits.writer.position
             streams = self.db.streams.capture()  # exact as of the rotation; replay tolerates the overlap
             image = Image()
             for _ in image.capture(self.db):
@@ -353,7 +321,8 @@ class Durability:
         """Drop every table, log it, and compact the data directory to an empty snapshot."""
         self.begin()
         dropped = drop_all(self.ctx)
-        self._group, self._group_undo = self._records_for(set(self._logged))
+        records, notes = self._records_for(set(self._logged))
+        self.commits.batch += records + notes
         status, _ = await self.commit(None, b"", 200, b"")
         if status != 200:
             raise OSError("the reset could not be made durable; nothing was dropped")
@@ -365,7 +334,7 @@ class Durability:
         try:
             if self._snapshot_task is not None:
                 await self._snapshot_task
-            self._flush_orphans()
+            self.commits.flush()
             if self.log_bytes > 0:
                 try:
                     await self.snapshot()

@@ -11,19 +11,14 @@ from typing import Any
 
 from ..storage.database import TableEntry
 from ..storage.mutation import ROLLBACK, Mutation
-from ..storage.partition import Record
-from ..storage.table import Table
 from ..storage.tablemeta import rebuild_indexes, restore_meta
 from ..storage.ttl import ExpiryIndex
 from .context import Context
 
-# What undoes one change: ("item", table, key, old record), ("table", name, entry before, metadata before)
-# or ("token", ClientRequestToken, None, None).
+# A note of how to undo a change that is not an item write: ("table", name, entry before, metadata
+# before) or ("token", ClientRequestToken, None, None). Item writes undo themselves: an applied
+# Mutation holds its table, key and the record it replaced.
 Undo = tuple[str, Any, Any, Any]
-
-
-def item_undo(table: Table, key: bytes, old: Record | None) -> Undo:
-    return ("item", table, key, old)
 
 
 def table_undo(name: str, entry: TableEntry | None, meta: bytes | None) -> Undo:
@@ -34,14 +29,17 @@ def token_undo(token: str) -> Undo:
     return ("token", token, None, None)
 
 
-def undo(ctx: Context, changes: list[Undo]) -> None:
-    """Undo changes, newest first (a later change may build on an earlier one)."""
-    for kind, a, b, c in reversed(changes):
-        if kind == "item":
-            a.apply(Mutation(b, c, origin=ROLLBACK))  # the old record back (or the created item gone)
-        elif kind == "token":
+def undo(ctx: Context, changes: list) -> None:
+    """Undo a journal batch's changes (applied Mutations and Undo notes; log records are
+    skipped), newest first (a later change may build on an earlier one)."""
+    for change in reversed(changes):
+        if change.__class__ is Mutation:  # the old record back (or the created item gone)
+            change.table.apply(Mutation(change.key, change.old, origin=ROLLBACK))
+            continue
+        kind, a, b, c = change
+        if kind == "token":
             ctx.tokens.pop(a, None)  # the transaction's idempotency record: a retry runs it again
-        else:
+        elif kind == "table":
             _undo_table(ctx, a, b, c)
 
 

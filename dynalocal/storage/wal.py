@@ -4,8 +4,9 @@ A segment `wal-<generation>.log` is a magic header followed by frames
 
     length (u32 LE) | crc32 of payload (u32 LE) | payload (length bytes, length > 0)
 
-One frame holds one *group*: every mutation of one request, so a group is applied on
-recovery entirely or, when its frame is torn or corrupt, not at all. A group payload is a
+One frame holds one *group*: every mutation of the requests whose writes shared one flush
+(server.groupcommit), each request's entirely, so a request's writes are applied on recovery
+entirely or, when its frame is torn or corrupt, not at all. A group payload is a
 sequence of records, each a fixed header then its byte fields:
 
     kind (u8) | len(name) (u16) | len(a) (u32) | len(b) (u32) | size (u32) | name | a | b
@@ -27,6 +28,7 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
+from .mutation import Mutation
 from .partition import Record
 
 MAGIC = b"DLWAL\x00\x01\n"
@@ -62,21 +64,40 @@ def frame(payload: bytes) -> bytes:
     return FRAME.pack(len(payload), zlib.crc32(payload)) + payload
 
 
-def encode_group(entries: list[Entry]) -> bytes:
-    """The payload of one group frame."""
+def encode_group(entries: list) -> bytes:
+    """The payload of one group frame (b"" if no entry is a record).
+
+    An entry is a record tuple `Entry`, or an applied `Mutation` (a PUT or DELETE of its table);
+    any other tuple (the journal's notes of how to undo a change) is not logged.
+    """
     parts: list[bytes] = []
-    for kind, name, a, b in entries:
-        raw_name = _RAW_NAMES.get(name)
-        if raw_name is None:
-            raw_name = _RAW_NAMES[name] = name.encode()
+    names, pack = _RAW_NAMES, RECORD.pack
+    for entry in entries:
+        if entry.__class__ is Mutation:
+            name, key, new = entry.table.name, entry.key, entry.new  # type: ignore[union-attr]
+            raw_name = names.get(name) or _raw_name(name)
+            if new is not None:
+                blob = new[0]
+                parts += (pack(PUT, len(raw_name), len(key), len(blob), new[1]), raw_name, key, blob)
+            else:
+                parts += (pack(DELETE, len(raw_name), len(key), 0, 0), raw_name, key)
+            continue
+        kind, name, a, b = entry
+        if kind.__class__ is not int:
+            continue  # a note, not a record
+        raw_name = names.get(name) or _raw_name(name)
         if kind == PUT:
             blob, size = b  # type: ignore[misc]
-            head = RECORD.pack(PUT, len(raw_name), len(a), len(blob), size)  # type: ignore[arg-type]
-            parts += (head, raw_name, a, blob)  # type: ignore[arg-type]
+            parts += (pack(PUT, len(raw_name), len(a), len(blob), size), raw_name, a, blob)  # type: ignore[arg-type]
         else:
             a = a or b""
-            parts += (RECORD.pack(kind, len(raw_name), len(a), 0, 0), raw_name, a)
+            parts += (pack(kind, len(raw_name), len(a), 0, 0), raw_name, a)
     return b"".join(parts)
+
+
+def _raw_name(name: str) -> bytes:
+    raw = _RAW_NAMES[name] = name.encode()
+    return raw
 
 
 def decode_group(payload: bytes) -> list[Entry]:

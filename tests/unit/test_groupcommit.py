@@ -8,7 +8,7 @@ import os
 import pytest
 
 from dynalocal.server.groupcommit import GroupCommit
-from dynalocal.storage.wal import LogWriter, frame, scan_segment, segment_path
+from dynalocal.storage.wal import LogWriter, scan_segment, segment_path
 
 
 class CountingWriter(LogWriter):
@@ -30,110 +30,125 @@ def run(coroutine):
     return asyncio.run(coroutine)
 
 
-def test_a_lone_write_is_synced_at_once_in_batch_mode(tmp_path):
-    """Sequential writes are each synced without the flusher waiting for company (on an injected clock)."""
-    time_ = FakeTime()
+def write(commits: GroupCommit, payload: bytes):
+    """What a request does: add its entries to the open batch, take the ticket its answer waits for."""
+    commits.batch.append(payload)
+    return commits.ticket()
 
+
+async def durable(ticket) -> None:
+    """Wait until the ticket is done; raise its error if it failed."""
+    if ticket is None:
+        return
+    if not ticket.done:
+        future = asyncio.get_running_loop().create_future()
+        ticket.add_done_callback(lambda _: future.set_result(None))
+        await asyncio.wait_for(future, 60)
+    if ticket.error is not None:
+        raise ticket.error
+
+
+def test_a_lone_write_is_synced_at_once_in_batch_mode(tmp_path):
+    """Sequential writes are each synced after one loop round, never held back by the (hour-long) interval."""
     async def scenario():
-        commits = GroupCommit(CountingWriter(tmp_path), "batch", interval=2.0, clock=time_.clock, sleep=time_.sleep)
+        commits = GroupCommit(CountingWriter(tmp_path), "batch", interval=3600)
         commits.start(asyncio.get_running_loop())
-        for _ in range(3):  # sequential writes, each waiting for its fsync
-            await asyncio.wait_for(commits.waiter(commits.append(b"payload")), 60)
+        for i in range(3):  # sequential writes, each waiting for its fsync
+            await durable(write(commits, b"payload-%d" % i))
         commits.close()
         return commits.writer.syncs
     assert run(scenario()) == 3
-    assert time_.slept == []  # never held back by the 2 s interval
+    assert scan_segment(segment_path(tmp_path, 0)).groups == [b"payload-0", b"payload-1", b"payload-2"]
 
 
-def test_concurrent_writes_share_fsyncs(tmp_path):
-    """400 writes arriving 10 per event-loop turn: far fewer fsyncs than writes (no timing assumed)."""
+def test_writes_arriving_every_loop_round_share_one_frame_and_fsync_until_a_round_adds_none(tmp_path):
+    """400 writes, 10 per event-loop round: the batch gathers while rounds keep adding to it, and is
+    written (as one frame) and synced once a round adds nothing; no waiting for the interval."""
     async def scenario():
-        commits = GroupCommit(CountingWriter(tmp_path), "batch", interval=0.05)
+        commits = GroupCommit(CountingWriter(tmp_path), "batch", interval=3600)
         commits.start(asyncio.get_running_loop())
-        waiters = []
+        tickets = []
         for _ in range(40):
-            waiters += [commits.waiter(commits.append(b"x" * 100)) for _ in range(10)]
+            tickets += [write(commits, b"x" * 10) for _ in range(10)]
             await asyncio.sleep(0)
-        await asyncio.wait_for(asyncio.gather(*[w for w in waiters if w is not None]), 60)
+        assert len(set(map(id, tickets))) == 1  # one ticket for the whole batch
+        await durable(tickets[0])
         commits.close()
         return commits.writer.syncs
-    assert 1 <= run(scenario()) <= 200
+    assert run(scenario()) == 1
+    assert scan_segment(segment_path(tmp_path, 0)).groups == [b"x" * 4000]
 
 
-class FakeTime:
-    """An injected clock whose sleep advances it, and lets writers 'arrive' while the flusher waits."""
-
-    def __init__(self, commits: GroupCommit | None = None, arrivals: int = 0) -> None:
-        self.now = 100.0
-        self.slept: list[float] = []
-        self.commits, self.arrivals = commits, arrivals
-
-    def clock(self) -> float:
-        return self.now
-
-    def sleep(self, seconds: float) -> None:
-        self.slept.append(seconds)
-        self.now += seconds
-        if self.arrivals:  # a new write arrives during this tick
-            self.arrivals -= 1
-            self.commits._appends += 1  # type: ignore[union-attr]
-
-
-def gathering(tmp_path, arrivals: int, since_last_sync: float) -> FakeTime:
-    time_ = FakeTime()
-    commits = GroupCommit(LogWriter(tmp_path, 0), "batch", interval=0.05, clock=time_.clock, sleep=time_.sleep)
-    time_.commits, time_.arrivals = commits, arrivals
-    commits._appends = 5  # five writers waiting
-    commits._last_sync = time_.now - since_last_sync
-    commits._gather()
-    return time_
+def test_under_continuous_arrivals_the_interval_bounds_the_gathering(tmp_path):
+    """With a zero interval the batch is written at the first round whatever still arrives: a frame per round."""
+    async def scenario():
+        commits = GroupCommit(CountingWriter(tmp_path), "batch", interval=0.0)
+        commits.start(asyncio.get_running_loop())
+        tickets = []
+        for _ in range(40):
+            tickets += [write(commits, b"x" * 10) for _ in range(10)]
+            await asyncio.sleep(0)
+        for ticket in tickets:
+            await durable(ticket)
+        commits.close()
+        return commits.writer.syncs
+    syncs = run(scenario())
+    assert scan_segment(segment_path(tmp_path, 0)).groups == [b"x" * 100] * 40
+    assert 1 <= syncs <= 40  # frames written during an fsync share the next one
 
 
-def test_while_writers_keep_arriving_the_flusher_gathers_until_the_interval_has_passed(tmp_path):
-    time_ = gathering(tmp_path, arrivals=1000, since_last_sync=0.0)
-    assert sum(time_.slept) == pytest.approx(0.05)  # one fsync per interval under continuous load
-    assert len(time_.slept) == 4  # in ticks of a quarter interval
-
-
-def test_when_no_new_writer_arrives_the_flusher_stops_gathering_after_one_tick(tmp_path):
-    assert gathering(tmp_path, arrivals=0, since_last_sync=0.0).slept == [pytest.approx(0.0125)]
-    assert gathering(tmp_path, arrivals=1, since_last_sync=0.0).slept == [pytest.approx(0.0125)] * 2
-
-
-def test_when_the_interval_has_already_passed_the_flusher_does_not_wait(tmp_path):
-    assert gathering(tmp_path, arrivals=1000, since_last_sync=0.06).slept == []
+def test_a_read_waits_for_the_writes_it_may_have_seen(tmp_path):
+    """No entries (a read): the ticket of the newest batch not yet durable, or None once all is durable."""
+    async def scenario():
+        writer = CountingWriter(tmp_path)
+        commits = GroupCommit(writer, "batch", interval=3600)
+        commits.start(asyncio.get_running_loop())
+        assert commits.ticket() is None
+        written = write(commits, b"w")
+        assert commits.ticket() is written  # open batch: the read waits with it
+        await asyncio.sleep(0)
+        await asyncio.sleep(0)  # the batch is written: in flight, maybe synced already
+        read = commits.ticket()
+        assert read is None or read is written
+        await durable(written)
+        assert commits.ticket() is None
+        commits.close()
+    run(scenario())
 
 
 def test_always_mode_syncs_without_waiting_and_none_mode_never_waits(tmp_path):
     async def scenario(mode, directory):
         directory.mkdir()
-        commits = GroupCommit(CountingWriter(directory), mode, interval=5.0)
+        commits = GroupCommit(CountingWriter(directory), mode, interval=3600)
         commits.start(asyncio.get_running_loop())
-        waiter = commits.waiter(commits.append(b"payload"))
-        if waiter is not None:
-            await asyncio.wait_for(waiter, 60)
+        ticket = write(commits, b"payload")
+        written = scan_segment(segment_path(directory, 0)).groups  # at once, before any loop round
+        await durable(ticket)
         commits.close()
-        return waiter is None, commits.writer.syncs
-    assert run(scenario("always", tmp_path / "always")) == (False, 1)
-    assert run(scenario("none", tmp_path / "none"))[0] is True
+        return ticket is None, written, commits.writer.syncs
+    assert run(scenario("always", tmp_path / "always")) == (False, [b"payload"], 1)
+    assert run(scenario("none", tmp_path / "none"))[:2] == (True, [b"payload"])
 
 
 def test_a_failed_fsync_cuts_the_log_back_undoes_and_fails_its_waiters_and_later_writes_work(tmp_path):
     async def scenario():
         writer = CountingWriter(tmp_path)
-        commits = GroupCommit(writer, "batch", interval=0.0)
-        undone: list[int] = []
+        commits = GroupCommit(writer, "always")
+        undone: list[list] = []
         commits.on_failure = undone.append
         commits.start(asyncio.get_running_loop())
-        await commits.waiter(commits.append(b"durable"))
+        await durable(write(commits, b"durable"))
         good = os.path.getsize(segment_path(tmp_path, 0))
         writer.fail = True
+        lost = write(commits, b"lost")
+        commits.batch.append(b"open")  # a write not yet handed to the log: it may build on the lost one
         with pytest.raises(OSError):
-            await commits.waiter(commits.append(b"lost"))
-        assert undone == [commits.writer.position - len(frame(b"lost"))]  # undo everything after "durable"
+            await durable(lost)
+        assert undone == [[[b"open"], [b"lost"]]]  # everything after "durable", newest first
         assert os.path.getsize(segment_path(tmp_path, 0)) == good  # the unsynced frame is cut off
+        assert commits.batch == []
         writer.fail = False  # the disk recovers: writes are durable again
-        await asyncio.wait_for(commits.waiter(commits.append(b"after")), 10)
+        await durable(write(commits, b"after"))
         commits.close()
         return scan_segment(segment_path(tmp_path, 0)).groups
     assert run(scenario()) == [b"durable", b"after"]
@@ -154,17 +169,20 @@ class FullDisk(LogWriter):
         super()._write_all(fd, data)
 
 
-def test_a_write_that_fails_midway_leaves_no_partial_frame(tmp_path):
+def test_a_write_that_fails_midway_leaves_no_partial_frame_and_undoes_its_batch(tmp_path):
     async def scenario():
         writer = FullDisk(tmp_path, 0)
         commits = GroupCommit(writer, "always")
+        undone: list[list] = []
+        commits.on_failure = undone.append
         commits.start(asyncio.get_running_loop())
-        await commits.waiter(commits.append(b"a" * 100))
+        await durable(write(commits, b"a" * 100))
         writer.room = 50
-        with pytest.raises(OSError):
-            commits.append(b"b" * 100)
+        failed = write(commits, b"b" * 100)
+        assert failed.done and isinstance(failed.error, OSError)  # told at once
+        assert undone == [[[b"b" * 100]]]
         writer.room = None  # space again
-        await commits.waiter(commits.append(b"c" * 100))
+        await durable(write(commits, b"c" * 100))
         commits.close()
     run(scenario())
     scan = scan_segment(segment_path(tmp_path, 0))
