@@ -30,6 +30,13 @@ of 0 keep one second of the rate: no burst at all.
 Records (read by `report`): totals, per-second units over the last RING (300) seconds, throttle
 events by cause, units admitted beyond the provisioned rate (provisioned tables) or beyond the
 ceiling (partitions) within a second, i.e. thanks to burst, and exact per-partition-key counts.
+
+Deferred records: a charge only takes its units from the buckets (admission needs them at once)
+and appends (partition, direction, units, key) to the meter's `log`; `flush` adds the log to the
+records, in order, before anything reads them (a new second, a throttle, a resize, `totals`,
+the report) and whenever the log reaches LOG_LIMIT entries. Every log entry belongs to second
+`sec` (a new second flushes first), so the records come out exactly as if kept per charge; a
+request touches the buckets only, not the partition's records scattered over memory.
 """
 from __future__ import annotations
 
@@ -46,6 +53,7 @@ SPLIT_SECONDS = 30  # consecutive hot seconds before a partition asks for a spli
 HOT_FRACTION = 0.8  # of a partition's ceiling: a second at or above it is hot
 ONE_KEY_FRACTION = 0.5  # a partition whose hottest key has this share of its units is not split
 KEY_LIMIT = 1000  # partition keys counted per partition before the coldest half is folded
+LOG_LIMIT = 2048  # charges kept in a meter's log before they are added to its records
 
 READ, WRITE = 0, 1
 DIRECTIONS = ("read", "write")
@@ -170,6 +178,7 @@ class Meter:
         self.split_floor = 0  # partition count heat splits asked for
         self.pending = False  # a split or growth waits for the next request to re-partition
         self.parts: list[PartMeter] = []
+        self.log: list[tuple[int, int, float, bytes | None]] = []  # charges not yet in the records (see flush)
         self.layout: object = None  # the store's partitions list the parts were built for
         self.since = now
         self.configure(partitions, provisioned, classic, warm, maximum, now)
@@ -219,6 +228,7 @@ class Meter:
         """New partition meters (a changed layout): ceiling balances and classic shares carry over
         proportionally, per-key counts move to the partition that now owns the key (`keys_to`
         maps a key prefix to its partition index); per-partition per-second records restart."""
+        self.flush()  # the log's partition numbers are the old layout's
         old = self.parts
         share = None
         if self.classic:
@@ -263,7 +273,7 @@ class Meter:
         return None
 
     def charge(self, d: int, p: int, units: float, pk: bytes | None, now: float) -> None:
-        """Take `units` from the buckets of partition `p` and record them (against key `pk`)."""
+        """Take `units` from the buckets of partition `p`; log them (against key `pk`) for the records."""
         bucket = self.table[d]
         if bucket is not None:
             bucket.tokens -= units
@@ -277,23 +287,40 @@ class Meter:
         sec = int(now)
         if sec != self.sec:
             self.roll(sec)
+        log = self.log
+        log.append((p, d, units, pk))
+        if len(log) >= LOG_LIMIT:
+            self.flush()
+
+    def flush(self) -> None:
+        """Add the logged charges (all of second `sec`) to the records, in the order they were made."""
+        log = self.log
+        if not log:
+            return
+        self.log = []
+        sec = self.sec
         i = sec % RING
-        self.ring[d][i] += units
-        if part.sec != sec:
-            part.roll(sec)
-        part.ring[d][i] += units
-        part.units[d] += units
-        part.requests[d] += 1
-        if pk is not None:
-            counts = part.keys.get(pk)
-            if counts is None:
-                counts = part.new_key(pk)
-            counts[d] += units
-            counts[d + 2] += 1
-            counts[4] = sec
+        ring = self.ring
+        parts = self.parts
+        for p, d, units, pk in log:
+            ring[d][i] += units
+            part = parts[p]
+            if part.sec != sec:
+                part.roll(sec)
+            part.ring[d][i] += units
+            part.units[d] += units
+            part.requests[d] += 1
+            if pk is not None:
+                counts = part.keys.get(pk)
+                if counts is None:
+                    counts = part.new_key(pk)
+                counts[d] += units
+                counts[d + 2] += 1
+                counts[4] = sec
 
     def record_throttle(self, d: int, p: int, cause: str, now: float) -> None:
         """Count a throttle event of `cause` on partition `p` (p < 0: not tied to a partition)."""
+        self.flush()  # the records in the order events happened (a throttle is rare: no need to defer it)
         sec = int(now)
         if sec != self.sec:
             self.roll(sec)
@@ -318,6 +345,7 @@ class Meter:
     def totals(self) -> tuple[list, list, list]:
         """(units, requests, burst units) per direction since the meter was created; burst units
         are those beyond the provisioned rate within a second (0 on demand)."""
+        self.flush()
         units, requests = list(self.retired[0]), list(self.retired[1])
         for part in self.parts:
             for d in (READ, WRITE):
@@ -332,6 +360,7 @@ class Meter:
 
     def roll(self, sec: int) -> None:
         """A new second: judge the one that ended (burst, peak, heat), clear the records' new slots."""
+        self.flush()  # the log is the ending second's
         last = self.sec
         self.sec = sec
         if self.rate is not None:

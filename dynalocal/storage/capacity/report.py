@@ -88,6 +88,7 @@ def snapshot(cap: Any, db: Any, table: str | None = None) -> dict[str, Any]:
 def meter_data(entry: Any, m: Meter, store: Any, key_type: str, now: float) -> dict[str, Any]:
     """One meter's records as plain data (see the module's contract)."""
     sec = int(now)
+    m.flush()  # charges are logged, and added to the records here (see meter)
     if sec > m.sec:
         m.roll(sec)
     on_demand = m.provisioned is None

@@ -115,6 +115,7 @@ def _explain(entry: TableEntry, m: Meter, d: int, cause: str, unit: str) -> tupl
 
 
 def _hottest(entry: TableEntry, m: Meter, p: int) -> str | None:
+    m.flush()
     keys = m.parts[p].keys if p < len(m.parts) else {}
     if not keys:
         return None
