@@ -9,6 +9,12 @@ Layout: a dict (key -> record) for point reads, plus the keys in order split int
 slices neighbouring records out of one leaf instead of looking every key up in the hash
 table (one scattered cache miss less per item, several on large tables). Callers use only
 `get`, `chunks`, `range`, `items`, `load`, `put` and `delete`.
+
+Insertion is deferred: a new key goes into the dict and onto a list of fresh keys, and is
+placed in the leaves only when an ordered read needs it (few fresh keys: each by binary search,
+as before) or when the fresh keys outnumber the placed ones (one sort-based rebuild). Finding a
+key's place compares it with ~log2(n) keys scattered in memory, the main cost of a write on a
+large partition; a rebuild instead merges keys that are mostly read in sequence.
 """
 from __future__ import annotations
 
@@ -20,6 +26,7 @@ from typing import Iterator
 Record = tuple[bytes, int]
 CHUNK = 256  # keys per C-level step of an ordered read
 LOAD = 512  # leaf length: split above 2 * LOAD, merged with a neighbour below LOAD // 2
+FRESH_SCAN = 32  # fresh keys a delete may scan for its key; more are placed first
 
 _size = itemgetter(1)
 
@@ -28,7 +35,7 @@ class Partition:
     """Items of one token range, in encoded-key order."""
 
     # `get` is the dict's own C-level lookup, bound once: the hottest call of all.
-    __slots__ = ("lo", "hi", "_map", "_keys", "_recs", "_maxes", "size_bytes", "get")
+    __slots__ = ("lo", "hi", "_map", "_keys", "_recs", "_maxes", "_fresh", "size_bytes", "get")
 
     def __init__(self, lo: int, hi: int) -> None:
         self.lo = lo
@@ -37,6 +44,7 @@ class Partition:
         self._keys: list[list[bytes]] = []  # leaves of keys in order
         self._recs: list[list[Record]] = []  # each leaf's records, parallel to its keys
         self._maxes: list[bytes] = []  # each leaf's last key
+        self._fresh: list[bytes] = []  # keys in the dict but not yet in the leaves, in arrival order
         self.size_bytes = 0
         self.get = self._map.get  # (key) -> Record | None
 
@@ -48,18 +56,68 @@ class Partition:
         items = self._map
         old = items.get(key)
         items[key] = record
-        maxes = self._maxes
-        if old is not None:  # overwrite in place: the key's position is unchanged
-            self.size_bytes += record[1] - old[1]
-            li = bisect_left(maxes, key)
-            self._recs[li][bisect_left(self._keys[li], key)] = record
+        if old is None:  # a new key: placed in the leaves later (see the module's docstring)
+            self.size_bytes += record[1]
+            fresh = self._fresh
+            fresh.append(key)
+            if len(fresh) > LOAD and 2 * len(fresh) > len(items):
+                self._settle()
+            return None
+        self.size_bytes += record[1] - old[1]
+        li = bisect_left(self._maxes, key)  # overwrite in place, unless the key is still fresh
+        if li < len(self._maxes):
+            leaf = self._keys[li]
+            i = bisect_left(leaf, key)
+            if i < len(leaf) and leaf[i] == key:
+                self._recs[li][i] = record
+        return old
+
+    def delete(self, key: bytes) -> Record | None:
+        if len(self._fresh) > FRESH_SCAN:
+            self._settle()  # so that a key not in the leaves is found by a short scan below
+        old = self._map.pop(key, None)
+        if old is None:
+            return None
+        self.size_bytes -= old[1]
+        maxes, keys, recs = self._maxes, self._keys, self._recs
+        li = bisect_left(maxes, key)
+        leaf = keys[li] if li < len(maxes) else None
+        i = bisect_left(leaf, key) if leaf is not None else 0
+        if leaf is None or i == len(leaf) or leaf[i] != key:
+            self._fresh.remove(key)  # not placed yet
             return old
-        self.size_bytes += record[1]
+        del leaf[i]
+        del recs[li][i]
+        if not leaf:
+            del keys[li], recs[li], maxes[li]
+        else:
+            maxes[li] = leaf[-1]
+            if len(leaf) < LOAD // 2 and len(keys) > 1:
+                self._merge(li if li + 1 < len(keys) else li - 1)
+        return old
+
+    def _settle(self) -> None:
+        """Place the fresh keys in the leaves: one by one when few, else by rebuilding them all."""
+        fresh = self._fresh
+        self._fresh = []
+        items = self._map
+        if 2 * len(fresh) <= len(items):
+            fresh.sort()  # neighbours land in the same leaf, touching fewer cache lines
+            for key in fresh:
+                self._place(key, items[key])
+            return
+        placed = chain.from_iterable(self._keys)
+        fresh.sort()  # the keys to merge, compared while in cache
+        self._rebuild(sorted(chain(placed, fresh)))  # two sorted runs: one merge
+
+    def _place(self, key: bytes, record: Record) -> None:
+        """Insert a key known to be absent from the leaves."""
+        maxes = self._maxes
         if not maxes:
             self._keys.append([key])
             self._recs.append([record])
             maxes.append(key)
-            return None
+            return
         li = bisect_right(maxes, key)
         if li == len(maxes):  # past the last key: append to the last leaf
             li -= 1
@@ -73,26 +131,14 @@ class Partition:
             self._recs[li].insert(i, record)
         if len(self._keys[li]) > 2 * LOAD:
             self._split(li)
-        return None
 
-    def delete(self, key: bytes) -> Record | None:
-        old = self._map.pop(key, None)
-        if old is None:
-            return None
-        self.size_bytes -= old[1]
-        maxes, keys, recs = self._maxes, self._keys, self._recs
-        li = bisect_left(maxes, key)
-        leaf = keys[li]
-        i = bisect_left(leaf, key)
-        del leaf[i]
-        del recs[li][i]
-        if not leaf:
-            del keys[li], recs[li], maxes[li]
-        else:
-            maxes[li] = leaf[-1]
-            if len(leaf) < LOAD // 2 and len(keys) > 1:
-                self._merge(li if li + 1 < len(keys) else li - 1)
-        return old
+    def _rebuild(self, ordered: list[bytes]) -> None:
+        """Leaves of LOAD keys from all keys in order (their records from the dict)."""
+        values = list(map(self._map.__getitem__, ordered))
+        self._keys = [ordered[i:i + LOAD] for i in range(0, len(ordered), LOAD)]
+        self._recs = [values[i:i + LOAD] for i in range(0, len(values), LOAD)]
+        self._maxes = [leaf[-1] for leaf in self._keys]
+        self._fresh = []
 
     def _split(self, li: int) -> None:
         keys, recs = self._keys[li], self._recs[li]
@@ -117,11 +163,7 @@ class Partition:
             self.size_bytes -= sum(old[1] for old in map(current, keys) if old is not None)
         items.update(zip(keys, records))
         self.size_bytes += sum(map(_size, records))
-        ordered = sorted(items)
-        values = list(map(items.__getitem__, ordered))
-        self._keys = [ordered[i:i + LOAD] for i in range(0, len(ordered), LOAD)]
-        self._recs = [values[i:i + LOAD] for i in range(0, len(values), LOAD)]
-        self._maxes = [leaf[-1] for leaf in self._keys]
+        self._rebuild(sorted(items))
 
     def _at(self, key: bytes | None, after: bool, default_end: bool) -> tuple[int, int]:
         """Position (leaf, index) of the first key >= key (> key when `after`); None = an end."""
@@ -137,6 +179,8 @@ class Partition:
     def _segments(self, lo: bytes | None, hi: bytes | None, inclusive: tuple[bool, bool],
                   reverse: bool) -> Iterator[tuple[list[bytes], list[Record], int, int]]:
         """(leaf keys, leaf records, a, b): the slices [a:b] of each leaf in the range, in reading order."""
+        if self._fresh:
+            self._settle()
         sl, si = self._at(lo, not inclusive[0], False)
         el, ei = self._at(hi, inclusive[1], True)
         keys, recs = self._keys, self._recs
@@ -194,6 +238,8 @@ class Partition:
 
     def items(self) -> Iterator[tuple[bytes, Record]]:
         """Every (key, record) in key order (re-partitioning, index back-fill)."""
+        if self._fresh:
+            self._settle()
         return zip(chain.from_iterable(self._keys), chain.from_iterable(self._recs))
 
     def __len__(self) -> int:

@@ -25,12 +25,15 @@ def model_range(model: dict, lo, hi, inclusive, reverse, limit=None) -> list[byt
 
 
 def check_leaves(part: Partition) -> None:
-    """The layout's own invariants: non-empty leaves in order, each max its last key, records aligned."""
+    """The layout's own invariants: non-empty leaves in order, each max its last key, records aligned;
+    every key of the dict either in the leaves or (not yet placed) among the fresh keys, once."""
     leaves, recs, maxes = part._keys, part._recs, part._maxes
     assert all(leaves) and len(leaves) == len(recs) == len(maxes)
     assert maxes == [leaf[-1] for leaf in leaves]
     flat = [k for leaf in leaves for k in leaf]
-    assert flat == sorted(part._map) and [r for leaf in recs for r in leaf] == [part._map[k] for k in flat]
+    assert flat == sorted(flat) and len(set(flat)) == len(flat)
+    assert sorted(flat + part._fresh) == sorted(part._map)
+    assert [r for leaf in recs for r in leaf] == [part._map[k] for k in flat]
 
 
 PUT = st.tuples(st.just("put"), KEYS, st.integers(0, 50))
@@ -46,8 +49,9 @@ OPS = st.lists(st.one_of(
 @settings(max_examples=200, deadline=None)
 @given(OPS)
 def test_partition_matches_a_sorted_dict_model(ops):
-    saved = partition_module.LOAD
-    partition_module.LOAD = 4  # tiny leaves, so splits, merges and leaf-crossing reads all happen
+    saved = partition_module.LOAD, partition_module.FRESH_SCAN
+    # tiny leaves, so splits, merges and leaf-crossing reads all happen; deletes place fresh keys first
+    partition_module.LOAD, partition_module.FRESH_SCAN = 4, 2
     try:
         part, model = Partition(0, 1), {}
         for op in ops:
@@ -81,7 +85,7 @@ def test_partition_matches_a_sorted_dict_model(ops):
         assert list(part.items()) == sorted(model.items())
         assert part.get(b"absent-key") is None
     finally:
-        partition_module.LOAD = saved
+        partition_module.LOAD, partition_module.FRESH_SCAN = saved
 
 
 def test_leaves_split_and_merge_and_reads_cross_them():
@@ -94,6 +98,13 @@ def test_leaves_split_and_merge_and_reads_cross_them():
             part.put(key, (key, 1))
             model[key] = (key, 1)
         check_leaves(part)
+        assert list(part.range(None, None)) == sorted(model)  # places the keys put since the last rebuild
+        for key in order[:60]:  # every one now placed: each found in its leaf, one at a time
+            part.put(key, (key, 1))
+            part.put(bytes([key[0], 0]), (key, 1))
+            model[bytes([key[0], 0])] = (key, 1)
+            assert next(part.range(key, None)) == key
+            check_leaves(part)
         assert len(part._keys) > 10  # the single first leaf has split many times
         for key in order[::3] + order[1::3]:  # drain most leaves below LOAD // 2: merges
             assert part.delete(key) == model.pop(key)
