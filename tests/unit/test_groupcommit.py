@@ -7,6 +7,7 @@ import os
 
 import pytest
 
+from dynalocal.server import groupcommit
 from dynalocal.server.groupcommit import GroupCommit
 from dynalocal.storage.wal import LogWriter, scan_segment, segment_path
 
@@ -79,22 +80,28 @@ def test_writes_arriving_every_loop_round_share_one_frame_and_fsync_until_a_roun
     assert scan_segment(segment_path(tmp_path, 0)).groups == [b"x" * 4000]
 
 
-def test_under_continuous_arrivals_the_interval_bounds_the_gathering(tmp_path):
-    """With a zero interval the batch is written at the first round whatever still arrives: a frame per round."""
+def test_under_continuous_arrivals_the_interval_bounds_the_gathering(tmp_path, monkeypatch):
+    """Writes keep arriving, 1 ms apart on an injected clock, 10 per loop round: the batch is written
+    once it has been open for the 10 ms interval, even in the middle of a round."""
+    now = [0.0]
+    monkeypatch.setattr(groupcommit, "monotonic", lambda: now[0])
+
     async def scenario():
-        commits = GroupCommit(CountingWriter(tmp_path), "batch", interval=0.0)
+        commits = GroupCommit(CountingWriter(tmp_path), "batch", interval=0.010)
         commits.start(asyncio.get_running_loop())
         tickets = []
         for _ in range(40):
-            tickets += [write(commits, b"x" * 10) for _ in range(10)]
+            for _ in range(10):
+                now[0] += 0.001
+                tickets.append(write(commits, b"x"))
             await asyncio.sleep(0)
         for ticket in tickets:
             await durable(ticket)
         commits.close()
-        return commits.writer.syncs
-    syncs = run(scenario())
-    assert scan_segment(segment_path(tmp_path, 0)).groups == [b"x" * 100] * 40
-    assert 1 <= syncs <= 40  # frames written during an fsync share the next one
+    run(scenario())
+    groups = scan_segment(segment_path(tmp_path, 0)).groups
+    # the first batch takes its first write and the ten after it; each later one the ten writes of an interval
+    assert groups == [b"x" * 11] + [b"x" * 10] * 38 + [b"x" * 9]
 
 
 def test_a_read_waits_for_the_writes_it_may_have_seen(tmp_path):
