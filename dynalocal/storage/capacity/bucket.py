@@ -7,16 +7,17 @@ class Bucket:
     and may leave it negative (a large request admitted on a positive balance), which later
     refill repays: DynamoDB admits, then accounts."""
 
-    __slots__ = ("rate", "capacity", "tokens", "stamp")
+    __slots__ = ("rate", "capacity", "tokens", "stamp", "cause")
 
-    def __init__(self, rate: float, capacity: float, now: float) -> None:
+    def __init__(self, rate: float, capacity: float, now: float, cause: str | None = None) -> None:
         self.rate = rate
         self.capacity = capacity
         self.tokens = capacity
         self.stamp = now
+        self.cause = cause  # why a request is refused when this bucket is spent (see meter)
 
     def available(self, now: float) -> float:
-        """Refill up to `now`; return the balance."""
+        """Refill up to `now`; return the balance (Meter.refusal inlines this: keep them alike)."""
         elapsed = now - self.stamp
         if elapsed > 0:
             tokens = self.tokens + elapsed * self.rate

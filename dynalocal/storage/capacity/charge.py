@@ -56,35 +56,37 @@ class Charge:
         self.cap = cap
         self.entry = entry
         tm = cap.tables.get(entry.table.name)  # Capacity.meter's fast path, inlined: per request
-        if tm is not None and tm.entry is entry and tm.table.layout is entry.table.partitions \
-                and not tm.table.pending:
-            self.meter: Meter = tm.table
+        if tm is not None and tm.entry is entry and tm.table.layout is entry.table.partitions:
+            self.meter: Meter = tm.table  # (a meter waiting to re-partition has no layout: see Meter.roll)
         else:
             self.meter = cap.meter(entry)
         self.now: float = cap.clock()
-        self.table_units = 0.0
-        self.table_used = False
+        self.table_units = 0.0  # > 0 once the table was read or written (every charge is >= 0.5 unit)
+        self.table_used = False  # reported under Table with 0 units too (batch handlers set it)
         self.indexes: dict[str, float] | None = None  # index name -> units reported under it
 
     # -- admission ----------------------------------------------------------------------------
 
-    def refuse(self, d: int, part: int, index: Index | None = None) -> DynamoError | None:
-        """None to admit a read (d=0) or write (d=1) on `part` of the table, or of a GSI; else the
-        throttle error to answer (recorded; in report mode recorded only, and None returned)."""
+    def admit(self, d: int, part: int, index: Index | None = None) -> None:
+        """Admit a read (d=0) or write (d=1) on `part` of the table, or of a GSI, or raise the
+        throttle error to answer (recorded; in report mode recorded only, and nothing raised)."""
         cap = self.cap
         if cap.settings.throttling == "off":
-            return None
+            return
         m = self.meter if index is None or not index.is_global else cap.index_meter(self.entry, index)
         cause = m.refusal(d, part, self.now)
-        if cause is None:
-            return None
-        return cap.throttled(self.entry, m, d, part, cause, self.now)
+        if cause is not None:
+            err = cap.throttled(self.entry, m, d, part, cause, self.now)
+            if err is not None:
+                raise err
 
-    def admit(self, d: int, part: int, index: Index | None = None) -> None:
-        """`refuse`, raising the error."""
-        err = self.refuse(d, part, index)
-        if err is not None:
-            raise err
+    def refuse(self, d: int, part: int, index: Index | None = None) -> DynamoError | None:
+        """`admit`, returning the throttle error (None to admit) instead of raising it."""
+        try:
+            self.admit(d, part, index)
+        except DynamoError as err:  # only throttles are raised there (rare: the cost does not matter)
+            return err
+        return None
 
     # -- pricing: what each operation consumes (capacity.md §2) -------------------------------
     # Sizes are item sizes in bytes, 0 for an absent item (which still costs the minimum unit).
@@ -93,21 +95,19 @@ class Charge:
     def get(self, part: int, size: int, consistent: bool, pk: bytes | None) -> None:
         """GetItem or one BatchGetItem key: R(size) x f (f = 0.5 unless consistent); a missing
         item reads one unit; a projection does not reduce it."""
-        units = read_units(size, consistent)
+        units = ((size + 4095) // 4096 or 1) * (1.0 if consistent else 0.5)  # read_units, inlined: per request
         self.meter.charge(READ, part, units, pk, self.now)  # `read`, inlined: the hot path
         self.table_units += units
-        self.table_used = True
 
     def put(self, part: int, pk: bytes | None, old_size: int, new_size: int,
             owed: dict[str, float] | None = None, gsis: list[GsiWrite] | None = None) -> None:
         """An applied PutItem, UpdateItem or BatchWriteItem put: W(max(old, new)), plus `owed`."""
-        units = write_units(old_size if old_size > new_size else new_size)
+        units = (((old_size if old_size > new_size else new_size) + 1023) // 1024 or 1) * 1.0  # write_units, inlined
         if owed:
             self._writes(part, pk, units, owed, gsis, 1.0)
             return
         self.meter.charge(WRITE, part, units, pk, self.now)  # `write`, inlined: the hot path
         self.table_units += units
-        self.table_used = True
 
     def delete(self, part: int, pk: bytes | None, old_size: int,
                owed: dict[str, float] | None = None, gsis: list[GsiWrite] | None = None) -> None:
@@ -153,7 +153,6 @@ class Charge:
         if index is None:
             self.meter.charge(READ, part, units, pk, self.now)
             self.table_units += units
-            self.table_used = True
             return
         m = self.cap.index_meter(self.entry, index) if index.is_global else self.meter
         m.charge(READ, part, units, pk, self.now)
@@ -166,7 +165,6 @@ class Charge:
             m.charge(READ, part, units * fraction, None, self.now)
         if index is None:
             self.table_units += units
-            self.table_used = True
         else:
             self._report(index.name, units)
 
@@ -174,7 +172,6 @@ class Charge:
         """Charge write units of the table's item (a failed condition's, or a write without indexes)."""
         self.meter.charge(WRITE, part, units, pk, self.now)
         self.table_units += units
-        self.table_used = True
 
     def _writes(self, part: int, pk: bytes | None, table_units: float, index_units: dict[str, float],
                 gsis: list[GsiWrite] | None, factor: float) -> None:
@@ -190,7 +187,6 @@ class Charge:
                 lsi += units
         self.meter.charge(WRITE, part, table_units + lsi, pk, self.now)
         self.table_units += table_units
-        self.table_used = True
         for w in gsis or ():
             units = index_units.get(w.index.name, 0.0) * factor
             if not units:
@@ -271,7 +267,7 @@ class Charge:
         total = self.table_units + (sum(indexes.values()) if indexes else 0.0)
         out: dict[str, Any] = {"TableName": name, "CapacityUnits": total}
         if mode == "INDEXES":
-            if self.table_used:
+            if self.table_used or self.table_units:
                 out["Table"] = {"CapacityUnits": self.table_units}
             if indexes:
                 known = self.entry.table.indexes

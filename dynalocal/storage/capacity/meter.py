@@ -31,6 +31,10 @@ Records (read by `report`): totals, per-second units over the last RING (300) se
 events by cause, units admitted beyond the provisioned rate (provisioned tables) or beyond the
 ceiling (partitions) within a second, i.e. thanks to burst, and exact per-partition-key counts.
 
+The hot path: each partition's `gates` (per direction) are the buckets a request on it needs, in
+the order they are checked (table, maximum, classic share, ceiling), each knowing the throttle
+cause it stands for; `refusal` refills and checks them, `charge` takes units from them.
+
 Deferred records: a charge only takes its units from the buckets (admission needs them at once)
 and appends (partition, direction, units, key) to the meter's `log`; `flush` adds the log to the
 records, in order, before anything reads them (a new second, a throttle, a resize, `totals`,
@@ -88,8 +92,8 @@ class PartMeter:
                  "keys", "other", "folded", "hot_secs", "throttled_sec", "since")
 
     def __init__(self, partition_burst: float, share: tuple[float, float] | None, burst: float, now: float) -> None:
-        self.cap = [Bucket(c, c * max(partition_burst, 1.0), now) for c in CEILING]
-        self.share = [Bucket(r, r * max(burst, 1.0), now) for r in share] if share is not None else None
+        self.cap = [Bucket(c, c * max(partition_burst, 1.0), now, KEY_RANGE) for c in CEILING]
+        self.share = [Bucket(r, r * max(burst, 1.0), now, PARTITION_SHARE) for r in share] if share is not None else None
         self.units = [0.0, 0.0]
         self.requests = [0, 0]
         self.burst = [0.0, 0.0]  # units beyond the ceiling within a second, seconds before `sec`
@@ -172,14 +176,16 @@ class Meter:
         self.burst = [0.0, 0.0]  # provisioned: units beyond the rate within a second, before `sec`
         self.ring = ([0.0] * RING, [0.0] * RING)
         self.sec = int(now)
+        self.sec_start, self.sec_end = float(self.sec), self.sec + 1.0  # now in [start, end): int(now) == sec
         self.throttles: tuple[dict, dict] = ({}, {})
         self.throttle_ring = ([0] * RING, [0] * RING)
         self.splits = 0
         self.split_floor = 0  # partition count heat splits asked for
         self.pending = False  # a split or growth waits for the next request to re-partition
         self.parts: list[PartMeter] = []
+        self.gates: tuple[list, list] = ([], [])  # per direction, per partition: the buckets a request needs
         self.log: list[tuple[int, int, float, bytes | None]] = []  # charges not yet in the records (see flush)
-        self.layout: object = None  # the store's partitions list the parts were built for
+        self.layout: object = None  # the store's partitions list the parts were built for; None while pending
         self.since = now
         self.configure(partitions, provisioned, classic, warm, maximum, now)
 
@@ -202,9 +208,10 @@ class Meter:
             self.table_cause = [ACCOUNT_LIMIT if c >= TABLE_QUOTA > self.warm[d] else ON_DEMAND_SCALING
                                 for d, c in enumerate(self.ceiling)]
         for d in (READ, WRITE):
-            self.table[d] = _bucket(self.table[d], rates[d], rates[d] * seconds if rates[d] else 0, now)
+            self.table[d] = _bucket(self.table[d], rates[d], rates[d] * seconds if rates[d] else 0, now,
+                                    self.table_cause[d])
             top = maximum[d] if provisioned is None else None
-            self.maximum[d] = _bucket(self.maximum[d], top, top, now)
+            self.maximum[d] = _bucket(self.maximum[d], top, top, now, ON_DEMAND_MAX)
         if len(self.parts) != partitions or any((p.share is None) == self.classic for p in self.parts):
             self.resize(partitions, now)
         elif self.classic:
@@ -212,6 +219,14 @@ class Meter:
                 for d in (READ, WRITE):
                     rate = provisioned[d] / partitions  # type: ignore[index]
                     part.share[d].reconfigure(rate, rate * max(self.burst_seconds, 1.0), now)  # type: ignore[index]
+        self._gate()
+
+    def _gate(self) -> None:
+        """Each partition's gates: the table-level buckets, then its share (classic) and ceiling."""
+        for d in (READ, WRITE):
+            front = tuple(b for b in (self.table[d], self.maximum[d]) if b is not None)
+            self.gates[d][:] = [front + ((part.share[d],) if part.share is not None else ()) + (part.cap[d],)
+                                for part in self.parts]
 
     def _ceiling(self, d: int) -> float:
         grown = min(2 * self.peak[d], TABLE_QUOTA)
@@ -239,6 +254,7 @@ class Meter:
                 self.retired[0][d] += part.units[d]
                 self.retired[1][d] += part.requests[d]
         if not old:
+            self._gate()
             return
         for d in (READ, WRITE):
             fraction = _fill(b.cap[d] for b in old)
@@ -254,39 +270,27 @@ class Meter:
                     target = self.parts[keys_to(pk)]  # type: ignore[operator]
                     if len(target.keys) < KEY_LIMIT:
                         target.keys[pk] = counts
+        self._gate()
 
     # -- the hot path -------------------------------------------------------------------------
 
     def refusal(self, d: int, p: int, now: float) -> str | None:
         """Refill the buckets a request on partition `p` needs; None to admit it, else the cause."""
-        bucket = self.table[d]
-        if bucket is not None and bucket.available(now) <= 0:
-            return self.table_cause[d]
-        bucket = self.maximum[d]
-        if bucket is not None and bucket.available(now) <= 0:
-            return ON_DEMAND_MAX
-        part = self.parts[p]
-        if part.share is not None and part.share[d].available(now) <= 0:
-            return PARTITION_SHARE
-        if part.cap[d].available(now) <= 0:
-            return KEY_RANGE
+        for b in self.gates[d][p]:
+            if now > b.stamp:  # Bucket.available, inlined: per request
+                tokens = b.tokens + (now - b.stamp) * b.rate
+                b.tokens = tokens if tokens < b.capacity else b.capacity
+                b.stamp = now
+            if b.tokens <= 0:
+                return b.cause
         return None
 
     def charge(self, d: int, p: int, units: float, pk: bytes | None, now: float) -> None:
         """Take `units` from the buckets of partition `p`; log them (against key `pk`) for the records."""
-        bucket = self.table[d]
-        if bucket is not None:
-            bucket.tokens -= units
-        bucket = self.maximum[d]
-        if bucket is not None:
-            bucket.tokens -= units
-        part = self.parts[p]
-        if part.share is not None:
-            part.share[d].tokens -= units
-        part.cap[d].tokens -= units
-        sec = int(now)
-        if sec != self.sec:
-            self.roll(sec)
+        for b in self.gates[d][p]:
+            b.tokens -= units
+        if now >= self.sec_end or now < self.sec_start:  # int(now) != sec, without the call
+            self.roll(int(now))
         log = self.log
         log.append((p, d, units, pk))
         if len(log) >= LOG_LIMIT:
@@ -363,6 +367,7 @@ class Meter:
         self.flush()  # the log is the ending second's
         last = self.sec
         self.sec = sec
+        self.sec_start, self.sec_end = float(sec), sec + 1.0
         if self.rate is not None:
             i = last % RING
             for d in (READ, WRITE):
@@ -388,6 +393,7 @@ class Meter:
                         grew = True
             if grew:
                 self.pending = True  # the registry re-applies the ceiling and partition count
+                self.layout = None  # so that Charge's fast path, which checks the layout only, sees it
         if self.classic:
             return
         for part in self.parts:
@@ -400,15 +406,19 @@ class Meter:
                     self.splits += 1
                     self.split_floor = max(self.split_floor, 2 * len(self.parts))
                     self.pending = True
+                    self.layout = None
 
 
-def _bucket(current: Bucket | None, rate: float | None, capacity: float | None, now: float) -> Bucket | None:
-    """A bucket with this rate (None: no bucket), reusing `current`'s balance when there is one."""
+def _bucket(current: Bucket | None, rate: float | None, capacity: float | None, now: float,
+            cause: str) -> Bucket | None:
+    """A bucket with this rate (None: no bucket) standing for `cause`, reusing `current`'s balance
+    when there is one."""
     if rate is None or rate <= 0:
         return None
     if current is None:
-        return Bucket(rate, capacity, now)  # type: ignore[arg-type]
+        return Bucket(rate, capacity, now, cause)  # type: ignore[arg-type]
     current.reconfigure(rate, capacity, now)  # type: ignore[arg-type]
+    current.cause = cause
     return current
 
 

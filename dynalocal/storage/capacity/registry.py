@@ -10,6 +10,7 @@ their own settings. Re-partitioning happens here only (`_layout`), through the s
 from __future__ import annotations
 
 import math
+from functools import partial
 from typing import Any, Callable
 
 from ...errors import DynamoError
@@ -103,6 +104,9 @@ class Capacity:
         self.clock = clock
         self.db = db
         self.tables: dict[str, TableMeters] = {}
+        # charge(entry): a request's capacity on a table (see .charge); a partial, so that
+        # creating one per request runs no Python frame of ours besides Charge.__init__.
+        self.charge: Callable[[TableEntry], Charge] = partial(Charge, self)
 
     # -- lookup (the hot path) ----------------------------------------------------------------
 
@@ -132,10 +136,6 @@ class Capacity:
             self._layout(tm)
             m = tm.gsis[index.name]
         return m
-
-    def charge(self, entry: TableEntry) -> Charge:
-        """A request's capacity on a table (see .charge)."""
-        return Charge(self, entry)
 
     def throttled(self, entry: TableEntry, m: Meter, d: int, p: int, cause: str, now: float) -> DynamoError | None:
         """Record a throttle of `cause` on meter `m`; the error to answer (None unless enforcing)."""
