@@ -57,7 +57,7 @@ SPLIT_SECONDS = 30  # consecutive hot seconds before a partition asks for a spli
 HOT_FRACTION = 0.8  # of a partition's ceiling: a second at or above it is hot
 ONE_KEY_FRACTION = 0.5  # a partition whose hottest key has this share of its units is not split
 KEY_LIMIT = 1000  # partition keys counted per partition before the coldest half is folded
-LOG_LIMIT = 2048  # charges kept in a meter's log before they are added to its records
+LOG_LIMIT = 1024  # charges kept in a meter's log before they are added to its records
 
 READ, WRITE = 0, 1
 DIRECTIONS = ("read", "write")
