@@ -57,9 +57,15 @@ READ_ONLY_PREFIXES = ("Describe", "List", "Get")
 TOKEN_OPERATIONS = ("TransactWriteItems", "ExecuteTransaction")  # writes that record a ClientRequestToken
 
 
-def _changes_metadata(target: str) -> bool:
+CONTROL, TOKEN, DATA = "control", "token", "data"
+
+
+def _kind_of(target: str) -> str:
+    """CONTROL: may change table metadata; TOKEN: a write that records a ClientRequestToken; DATA: neither."""
     operation = target.rpartition(".")[2]
-    return operation not in DATA_OPERATIONS and not operation.startswith(READ_ONLY_PREFIXES)
+    if operation not in DATA_OPERATIONS and not operation.startswith(READ_ONLY_PREFIXES):
+        return CONTROL
+    return TOKEN if operation in TOKEN_OPERATIONS else DATA
 
 
 class Durability:
@@ -83,7 +89,7 @@ class Durability:
         self._began = 0.0  # when the open request began (monotonic), to tell the idempotency token it recorded
         self._logged: dict[str, tuple[Table, bytes]] = {}  # table -> (its data, metadata as last logged)
         self._entries: dict[str, TableEntry] = {}  # table -> its entry when last logged
-        self._control: dict[str, bool] = {}  # target -> whether it may change metadata
+        self._kinds: dict[str, str] = {}  # target -> CONTROL, TOKEN or DATA (see `_kind_of`)
         self._snapshot_lock = asyncio.Lock()
         self._snapshot_task: asyncio.Task | None = None
         self._snapshot_retry = 0  # after a failed snapshot: the log size at which to try again
@@ -120,9 +126,9 @@ class Durability:
         self._snapshot_at = max(self.snapshot_min_bytes, self.snapshot_bytes // 4, self._snapshot_retry)
 
     # -- collecting a request's mutations --------------------------------------------------
-    # Everything goes into the open batch (GroupCommit.batch), in order: applied Mutations (logged
-    # as PUT/DELETE records, and undone from their `old` record), other log records, and notes of
-    # how to undo changes that are not item writes (server.rollback).
+    # Everything goes into the open batch (GroupCommit.batch), in order: item writes (table, key,
+    # new record, old record), logged as PUT/DELETE records and undone from the old record; other
+    # log records; and notes of how to undo changes that are not item writes (server.rollback).
 
     def _track(self, name: str, entry: TableEntry, meta: bytes) -> None:
         self._logged[name] = (entry.table, meta)
@@ -131,10 +137,12 @@ class Durability:
             entry.table.listeners.append(self.on_apply)
 
     def on_apply(self, m: Mutation) -> None:
-        """Table listener: journal one mutation (it is its own log record and undo note)."""
+        """Table listener: journal one item write (its log record, and its undo: the old record)."""
         if m.origin == ROLLBACK:
             return  # putting back what the log already says
-        self.commits.batch.append(m)
+        # A light tuple, not the Mutation: a batch holds it until written, and the Mutation's
+        # decoded items would be more for every cycle collection to walk meanwhile.
+        self.commits.batch.append((m.table, m.key, m.new, m.old))
         if not self._open:
             self._orphaned()
 
@@ -178,13 +186,13 @@ class Durability:
         commits = self.commits
         try:
             if status == 200 and target:
-                control = self._control.get(target)
-                if control is None:
-                    control = self._control[target] = _changes_metadata(target)
-                if control:
+                kind = self._kinds.get(target)
+                if kind is None:
+                    kind = self._kinds[target] = _kind_of(target)
+                if kind is CONTROL:
                     records, notes = self._control_records(raw)
                     commits.batch[self._start:self._start] = records + notes  # metadata before the items
-                elif len(commits.batch) > self._start and target.endswith(TOKEN_OPERATIONS):
+                elif kind is TOKEN and len(commits.batch) > self._start:
                     commits.batch += self._token_undo(raw)
             # A failed sync undoes this batch (and every one after the last good sync); `settled` then answers 500.
             ticket = commits.ticket()
@@ -223,6 +231,8 @@ class Durability:
     def _token_undo(self, raw: bytes) -> list[Undo]:
         """A transaction's idempotency token, if this request recorded it: undone with the writes,
         or a retry with the same token would be answered with the success of a write that was undone."""
+        if b"ClientRequestToken" not in raw and b"\\u" not in raw:  # no token (the common case; a name spelt
+            return []  # with escapes would show a backslash-u): no second decode of the request
         token = orjson.loads(raw).get("ClientRequestToken")
         seen = self.ctx.tokens.get(token) if isinstance(token, str) else None
         return [token_undo(token)] if seen is not None and seen[2] >= self._began else []
@@ -274,9 +284,8 @@ class Durability:
 
     def _forget(self, changes: list) -> None:
         """After undoing table changes: the log's view of those tables is what it was."""
-        for change in changes:
-            if change.__class__ is tuple and change[0] == "table":
-                _, name, entry, meta = change
+        for kind, name, entry, meta in changes:
+            if kind.__class__ is str and kind == "table":
                 if entry is None:
                     self._logged.pop(name, None)
                     self._entries.pop(name, None)

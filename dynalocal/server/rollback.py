@@ -16,8 +16,8 @@ from ..storage.ttl import ExpiryIndex
 from .context import Context
 
 # A note of how to undo a change that is not an item write: ("table", name, entry before, metadata
-# before) or ("token", ClientRequestToken, None, None). Item writes undo themselves: an applied
-# Mutation holds its table, key and the record it replaced.
+# before) or ("token", ClientRequestToken, None, None). Item writes, as the journal collects them
+# (`(table, key, new record, old record)`), carry what undoes them: the old record.
 Undo = tuple[str, Any, Any, Any]
 
 
@@ -30,17 +30,17 @@ def token_undo(token: str) -> Undo:
 
 
 def undo(ctx: Context, changes: list) -> None:
-    """Undo a journal batch's changes (applied Mutations and Undo notes; log records are
-    skipped), newest first (a later change may build on an earlier one)."""
-    for change in reversed(changes):
-        if change.__class__ is Mutation:  # the old record back (or the created item gone)
-            change.table.apply(Mutation(change.key, change.old, origin=ROLLBACK))
-            continue
-        kind, a, b, c = change
-        if kind == "token":
-            ctx.tokens.pop(a, None)  # the transaction's idempotency record: a retry runs it again
-        elif kind == "table":
-            _undo_table(ctx, a, b, c)
+    """Undo a journal batch's changes (item writes and Undo notes; log records are skipped),
+    newest first (a later change may build on an earlier one)."""
+    for first, a, b, c in reversed(changes):
+        kind = first.__class__
+        if kind is str:
+            if first == "token":
+                ctx.tokens.pop(a, None)  # the transaction's idempotency record: a retry runs it again
+            else:
+                _undo_table(ctx, a, b, c)
+        elif kind is not int:  # an item write: the old record back (or the created item gone)
+            first.apply(Mutation(a, c, origin=ROLLBACK))
 
 
 def _undo_table(ctx: Context, name: str, entry: TableEntry | None, meta: bytes | None) -> None:

@@ -28,7 +28,6 @@ from dataclasses import dataclass
 from pathlib import Path
 from typing import Iterator
 
-from .mutation import Mutation
 from .partition import Record
 
 MAGIC = b"DLWAL\x00\x01\n"
@@ -67,31 +66,31 @@ def frame(payload: bytes) -> bytes:
 def encode_group(entries: list) -> bytes:
     """The payload of one group frame (b"" if no entry is a record).
 
-    An entry is a record tuple `Entry`, or an applied `Mutation` (a PUT or DELETE of its table);
-    any other tuple (the journal's notes of how to undo a change) is not logged.
+    Entries are 4-tuples: a record `Entry` (an int kind first); an item write as the journal
+    collects it, `(table, key, new record or None, old record)` (a storage.table.Table first:
+    logged as a PUT or DELETE in the table's name); or a note of the journal's (a str first:
+    how to undo a change), which is not logged.
     """
     parts: list[bytes] = []
     names, pack = _RAW_NAMES, RECORD.pack
-    for entry in entries:
-        if entry.__class__ is Mutation:
-            name, key, new = entry.table.name, entry.key, entry.new  # type: ignore[union-attr]
+    for first, name, a, b in entries:
+        kind = first.__class__
+        if kind is int:
             raw_name = names.get(name) or _raw_name(name)
-            if new is not None:
-                blob = new[0]
-                parts += (pack(PUT, len(raw_name), len(key), len(blob), new[1]), raw_name, key, blob)
+            if first == PUT:
+                blob, size = b
+                parts += (pack(PUT, len(raw_name), len(a), len(blob), size), raw_name, a, blob)
             else:
-                parts += (pack(DELETE, len(raw_name), len(key), 0, 0), raw_name, key)
-            continue
-        kind, name, a, b = entry
-        if kind.__class__ is not int:
-            continue  # a note, not a record
-        raw_name = names.get(name) or _raw_name(name)
-        if kind == PUT:
-            blob, size = b  # type: ignore[misc]
-            parts += (pack(PUT, len(raw_name), len(a), len(blob), size), raw_name, a, blob)  # type: ignore[arg-type]
-        else:
-            a = a or b""
-            parts += (pack(kind, len(raw_name), len(a), 0, 0), raw_name, a)
+                a = a or b""
+                parts += (pack(first, len(raw_name), len(a), 0, 0), raw_name, a)
+        elif kind is not str:  # an item write: (table, key, new, old)
+            table_name = first.name
+            raw_name = names.get(table_name) or _raw_name(table_name)
+            if a is not None:
+                blob = a[0]
+                parts += (pack(PUT, len(raw_name), len(name), len(blob), a[1]), raw_name, name, blob)
+            else:
+                parts += (pack(DELETE, len(raw_name), len(name), 0, 0), raw_name, name)
     return b"".join(parts)
 
 

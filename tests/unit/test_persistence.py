@@ -82,6 +82,19 @@ def test_group_encoding_round_trips(entries):
     assert wal.decode_group(wal.encode_group(entries)) == entries
 
 
+def test_journal_item_writes_are_logged_as_records_and_its_notes_are_not():
+    """The journal's batch: item writes (table, key, new, old) become PUT/DELETE records in the
+    table's name; undo notes (a str kind) are left out."""
+    db = Database()
+    table = make_table(db, "alpha", 1).table
+    put, gone = (b"k1", (b'{"v":1}', 9)), b"k2"
+    batch = [("table", "alpha", None, None), (table, put[0], put[1], None), (wal.META, "alpha", b"{}", None),
+             (table, gone, None, (b'{"v":2}', 9)), ("token", "t", None, None)]
+    assert wal.decode_group(wal.encode_group(batch)) == [
+        (wal.PUT, "alpha", b"k1", (b'{"v":1}', 9)), (wal.META, "alpha", b"{}", None), (wal.DELETE, "alpha", b"k2", None)]
+    assert wal.encode_group([("token", "t", None, None)]) == b""
+
+
 def write_segment(path: Path, groups: list[bytes]) -> list[int]:
     """A segment with these group payloads; returns the end offset of each frame."""
     data, ends = bytearray(wal.MAGIC), []
