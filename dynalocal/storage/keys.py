@@ -36,6 +36,7 @@ RANGE_TOO_BIG = f"Aggregated size of all range keys has exceeded the size limit 
 SHORT_HASH = MAX_HASH_BYTES // 4
 SHORT_RANGE = MAX_RANGE_BYTES // 4
 _blake2b = hashlib.blake2b
+_LENGTHS = [n.to_bytes(2, "big") for n in range(MAX_HASH_BYTES)]  # the 2-byte length field, made once
 
 
 def raw_bytes(kind: str, value: str) -> bytes:
@@ -117,7 +118,8 @@ class KeySchema:
         raw = self._raw(hash_value)
         if len(raw) > MAX_HASH_BYTES and self.hash_type != "N":
             raise invalid(HASH_TOO_BIG)
-        return _blake2b(raw, digest_size=8).digest() + len(raw).to_bytes(2, "big") + raw  # token_of, inlined
+        n = len(raw)
+        return _blake2b(raw, digest_size=8).digest() + (_LENGTHS[n] if n < MAX_HASH_BYTES else n.to_bytes(2, "big")) + raw
 
     def sort_key(self, range_value: str) -> bytes:
         """Order-preserving bytes of a sort key value from a request, size-checked."""
@@ -164,12 +166,15 @@ class KeySchema:
         h = av.get(self.hash_type) if av is not None else None
         if not h:  # missing, mistyped or empty: the slow path raises the right error
             h = self._item_value(item, self.hash_name, self.hash_type)
-        r = None
-        if self.range_name is not None:
-            av = item.get(self.range_name)
-            r = av.get(self.range_type) if av is not None else None
-            if not r:
-                r = self._item_value(item, self.range_name, self.range_type)  # type: ignore[arg-type]
+        if self.range_name is None:  # _parts, inlined for the commonest key (one call less per write)
+            if len(h) > SHORT_HASH:
+                self._check_sizes(h, None)
+            prefix = self._prefixes.get(h) or self._prefix(h)
+            return prefix, prefix
+        av = item.get(self.range_name)
+        r = av.get(self.range_type) if av is not None else None
+        if not r:
+            r = self._item_value(item, self.range_name, self.range_type)  # type: ignore[arg-type]
         return self._parts(h, r, False)
 
     def check_key(self, key: dict, empty_prefix: str = INVALID) -> bytes:

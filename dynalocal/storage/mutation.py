@@ -34,7 +34,8 @@ class Mutation:
     `new_item` / `old_item`, when given, are the decoded `new` / replaced record (None: not
     at hand, decoded on first use).
     `Table.apply` fills in `old` (the record it replaced), `table`, `part` (the partition's
-    index), `seq` (the table-wide sequence number) and `owed` (index write units per index).
+    index), `seq` (the table-wide sequence number) and `owed` (index write units per index;
+    None when no index was written).
     """
 
     __slots__ = ("key", "new", "origin", "old", "table", "part", "seq", "owed", "_old_item", "_new_item")
@@ -47,7 +48,7 @@ class Mutation:
         self.old: Record | None = None
         self._new_item = new_item
         self._old_item = old_item
-        self.owed: dict[str, float] = {}
+        self.owed: dict[str, float] | None = None  # a dict only once a listener owes something
         self.seq = 0
         self.part = -1
         self.table: Table | None = None

@@ -12,7 +12,8 @@ table (one scattered cache miss less per item, several on large tables). Callers
 
 Insertion is deferred: a new key goes into the dict and onto a list of fresh keys, and is
 placed in the leaves only when an ordered read needs it (few fresh keys: each by binary search,
-as before) or when the fresh keys outnumber the placed ones (one sort-based rebuild). Finding a
+as before) or when the fresh keys outnumber the placed ones (one sort-based rebuild) or reach
+FRESH_MAX (on a large partition, placed one by one in key order, with no long pause). Finding a
 key's place compares it with ~log2(n) keys scattered in memory, the main cost of a write on a
 large partition; a rebuild instead merges keys that are mostly read in sequence.
 """
@@ -27,6 +28,7 @@ Record = tuple[bytes, int]
 CHUNK = 256  # keys per C-level step of an ordered read
 LOAD = 512  # leaf length: split above 2 * LOAD, merged with a neighbour below LOAD // 2
 FRESH_SCAN = 32  # fresh keys a delete may scan for its key; more are placed first
+FRESH_MAX = 4096  # fresh keys placed at once at most: bounds the pause of one write (a rebuild of <= 8k keys)
 
 _size = itemgetter(1)
 
@@ -60,7 +62,7 @@ class Partition:
             self.size_bytes += record[1]
             fresh = self._fresh
             fresh.append(key)
-            if len(fresh) > LOAD and 2 * len(fresh) > len(items):
+            if len(fresh) > LOAD and (2 * len(fresh) > len(items) or len(fresh) >= FRESH_MAX):
                 self._settle()
             return None
         self.size_bytes += record[1] - old[1]

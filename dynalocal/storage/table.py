@@ -139,5 +139,8 @@ class Table(ItemStore):
         for listener in self.listeners:
             owed = listener(m)
             if owed:
-                m.owed.update(owed)
+                if m.owed is None:
+                    m.owed = dict(owed)
+                else:
+                    m.owed.update(owed)
         return m

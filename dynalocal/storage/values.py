@@ -187,12 +187,13 @@ def validate_item(item: Any) -> int:
     total = 0
     for name, av in item.items():
         # A string attribute with a name too short to break a limit needs only sizing.
-        if type(av) is dict and len(av) == 1 and 0 < len(name) <= SHORT_NAME and type(av.get("S")) is str:
-            value = av["S"]
-            total += (len(name) if name.isascii() else len(name.encode("utf-8"))) + (
-                len(value) if value.isascii() else len(value.encode("utf-8")))
-        else:
-            total += _name_size(name) + validate_value(av)
+        if type(av) is dict and len(av) == 1:
+            value = av.get("S")
+            if type(value) is str and 0 < len(name) <= SHORT_NAME:
+                total += (len(name) if name.isascii() else len(name.encode("utf-8"))) + (
+                    len(value) if value.isascii() else len(value.encode("utf-8")))
+                continue
+        total += _name_size(name) + validate_value(av)
     return total
 
 

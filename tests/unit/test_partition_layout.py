@@ -49,9 +49,10 @@ OPS = st.lists(st.one_of(
 @settings(max_examples=200, deadline=None)
 @given(OPS)
 def test_partition_matches_a_sorted_dict_model(ops):
-    saved = partition_module.LOAD, partition_module.FRESH_SCAN
-    # tiny leaves, so splits, merges and leaf-crossing reads all happen; deletes place fresh keys first
-    partition_module.LOAD, partition_module.FRESH_SCAN = 4, 2
+    saved = partition_module.LOAD, partition_module.FRESH_SCAN, partition_module.FRESH_MAX
+    # tiny leaves, so splits, merges and leaf-crossing reads all happen; deletes place fresh keys
+    # first; puts place them (one by one or by a rebuild) once a few have gathered
+    partition_module.LOAD, partition_module.FRESH_SCAN, partition_module.FRESH_MAX = 4, 2, 6
     try:
         part, model = Partition(0, 1), {}
         for op in ops:
@@ -85,7 +86,7 @@ def test_partition_matches_a_sorted_dict_model(ops):
         assert list(part.items()) == sorted(model.items())
         assert part.get(b"absent-key") is None
     finally:
-        partition_module.LOAD, partition_module.FRESH_SCAN = saved
+        partition_module.LOAD, partition_module.FRESH_SCAN, partition_module.FRESH_MAX = saved
 
 
 def test_leaves_split_and_merge_and_reads_cross_them():

@@ -50,6 +50,10 @@ def _lookup(ctx: Context, name: str) -> TableEntry | None:
 
 def data_table(ctx: Context, name: str) -> TableEntry:
     """The table a data-plane request names; missing (or still creating) is ResourceNotFound."""
+    if not ctx.scope:  # the common case, without _lookup's call
+        entry = ctx.db.tables.get(name)
+        if entry is not None and entry.status == "ACTIVE":
+            return entry
     entry = _lookup(ctx, name)
     if entry is None or (entry.status != "ACTIVE" and _creating(ctx, entry)):
         raise ResourceNotFoundException("Requested resource not found")

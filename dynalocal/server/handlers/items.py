@@ -4,16 +4,18 @@ from __future__ import annotations
 import orjson
 
 from ...errors import ConditionalCheckFailedException, ValidationException
+from ...expressions import compile_request
 from ...storage.blob import dumps
 from ...storage.capacity.charge import Charge
 from ...storage.index import check_index_keys
 from ...storage.values import MAX_ITEM_SIZE, item_size, validate_item
 from ..context import Context
-from .common import check_return_values, compile_expressions, data_table
+from .common import EXPRESSION_MEMBERS, check_return_values, compile_expressions, data_table
 
 ITEM_TOO_BIG = "Item size has exceeded the maximum allowed size"
 UPDATE_TOO_BIG = "Item size to update has exceeded the maximum allowed size"
 KEY_EMPTY_PREFIX = "One or more parameter values are not valid. "
+RETURN_OLD = ("NONE", "ALL_OLD")  # the ReturnValues PutItem and DeleteItem accept
 
 
 def _validate_key(body: dict) -> dict:
@@ -69,8 +71,9 @@ def put_item(ctx: Context, body: dict) -> dict | bytes:
     size = validate_item(item)
     if size > MAX_ITEM_SIZE:
         raise ValidationException(ITEM_TOO_BIG)
-    return_values = check_return_values(body, ("NONE", "ALL_OLD"))
-    compiled = compile_expressions(body, "PutItem")
+    # check_return_values and compile_expressions, inlined for their common case (no such member)
+    return_values = check_return_values(body, RETURN_OLD) if "ReturnValues" in body else "NONE"
+    compiled = None if EXPRESSION_MEMBERS.isdisjoint(body) else compile_request(body, "PutItem")
     entry = data_table(ctx, body["TableName"])
     table = entry.table
     key, prefix = table.schema.check_item_parts(item)
@@ -99,7 +102,7 @@ def put_item(ctx: Context, body: dict) -> dict | bytes:
 
 def delete_item(ctx: Context, body: dict) -> dict | bytes:
     key_map = _validate_key(body)
-    return_values = check_return_values(body, ("NONE", "ALL_OLD"))
+    return_values = check_return_values(body, RETURN_OLD)
     compiled = compile_expressions(body, "DeleteItem")
     entry = data_table(ctx, body["TableName"])
     table = entry.table

@@ -57,7 +57,7 @@ SPLIT_SECONDS = 30  # consecutive hot seconds before a partition asks for a spli
 HOT_FRACTION = 0.8  # of a partition's ceiling: a second at or above it is hot
 ONE_KEY_FRACTION = 0.5  # a partition whose hottest key has this share of its units is not split
 KEY_LIMIT = 1000  # partition keys counted per partition before the coldest half is folded
-LOG_LIMIT = 2048  # charges kept in a meter's log before they are added to its records
+LOG_LIMIT = 1024  # charges kept in a meter's log before they are added to its records
 
 READ, WRITE = 0, 1
 DIRECTIONS = ("read", "write")
@@ -304,10 +304,14 @@ class Meter:
         self.log = []
         sec = self.sec
         i = sec % RING
-        ring = self.ring
+        reads, writes = self.ring
+        r, w = reads[i], writes[i]  # the meter's slots, summed in charge order as before
         parts = self.parts
         for p, d, units, pk in log:
-            ring[d][i] += units
+            if d:
+                w += units
+            else:
+                r += units
             part = parts[p]
             if part.sec != sec:
                 part.roll(sec)
@@ -321,6 +325,7 @@ class Meter:
                 counts[d] += units
                 counts[d + 2] += 1
                 counts[4] = sec
+        reads[i], writes[i] = r, w
 
     def record_throttle(self, d: int, p: int, cause: str, now: float) -> None:
         """Count a throttle event of `cause` on partition `p` (p < 0: not tied to a partition)."""
