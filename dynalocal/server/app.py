@@ -12,13 +12,12 @@ from __future__ import annotations
 import asyncio
 import logging
 
-import orjson
 from orjson import JSONDecodeError, dumps, loads
 
 from ..errors import (DynamoError, InternalServerError, SerializationException,
                       UnknownOperationException)
 from . import codec
-from .codec import JSON_TYPE
+from .codec import JSON_TYPE, JSON_TYPES
 from .context import Context
 from .handlers import HANDLERS, KNOWN_OPERATIONS, STREAM_HANDLERS, STREAMS_PREFIX
 from .handlers.ttl import sweep_expired
@@ -28,7 +27,6 @@ log = logging.getLogger("dynalocal")
 
 MAX_BODY = 16 * 1024 * 1024
 TARGET_PREFIXES = ("DynamoDB_20120810.", "DynamoDB_20111205.")
-ACCEPTED_TYPES = (b"application/x-amz-json-1.0", b"application/x-amz-json-1.1", b"application/json")
 NOT_FOUND_BODY = b"<UnknownOperationException/>\n"
 
 
@@ -43,7 +41,7 @@ def respond(ctx: Context, target: str | None, content_type: bytes | None, raw: b
 
     The HTTP layer's one call per request: content type, JSON decoding, routing, validation,
     the handler and encoding, in one function (each Python call counts on this path)."""
-    if raw and content_type not in ACCEPTED_TYPES:
+    if raw and content_type not in JSON_TYPES:
         return 404, NOT_FOUND_BODY, b"text/plain"
     try:
         body = loads(raw) if raw else None

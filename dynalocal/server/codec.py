@@ -10,6 +10,7 @@ import orjson
 from ..errors import DynamoError
 
 JSON_TYPE = b"application/x-amz-json-1.0"
+JSON_TYPES = frozenset((JSON_TYPE, b"application/x-amz-json-1.1", b"application/json"))  # accepted request media types
 _ALPHABET = "0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZ"
 # 40 random characters per process + a 12-digit counter = DynamoDB's 52-char [0-9A-Z] ids.
 _PREFIX = "".join(_ALPHABET[b % 36] for b in os.urandom(40))
@@ -43,6 +44,3 @@ def header_block(body: bytes, content_type: bytes = JSON_TYPE, _prefix: bytes = 
 def error_body(err: DynamoError) -> bytes:
     return orjson.dumps(err.body())
 
-
-def encode(result: dict | bytes) -> bytes:
-    return result if isinstance(result, bytes) else orjson.dumps(result)

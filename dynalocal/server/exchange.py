@@ -27,6 +27,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple
 
+from .codec import JSON_TYPES
+
 
 class Answer(NamedTuple):
     """A response before framing: `headers` are extra, already framed lines (b"name: value\\r\\n" each)."""
@@ -40,7 +42,6 @@ class Answer(NamedTuple):
 # The headers read for every request, in the order `Request` takes them after `keep_alive`.
 COMMON_HEADERS = (b"x-amz-target", b"content-type", b"content-length", b"host", b"expect", b"authorization",
                   b"origin", b"content-encoding", b"accept-encoding")
-_PLAIN_TYPES = frozenset((b"application/x-amz-json-1.0", b"application/x-amz-json-1.1", b"application/json"))
 
 
 class Request:
@@ -63,7 +64,7 @@ class Request:
         self.keep_alive = keep_alive
         self.body = b""
         self.target: str | None = None if target is None else target.decode("latin-1")  # X-Amz-Target
-        if content_type is not None and content_type not in _PLAIN_TYPES:
+        if content_type is not None and content_type not in JSON_TYPES:
             content_type = content_type.split(b";", 1)[0].strip().lower()
         self.content_type = content_type  # media type, lower-cased, without parameters
         self.content_length = content_length
@@ -98,9 +99,15 @@ class Request:
         return self.url.split(b"?", 1)[0]
 
 
+# Header names as a client sends them (a tuple, in order) -> their `lookup_plan`. A client sends the
+# same names request after request, so the protocol's lookup is `PLANS.get(names)`.
+PLANS: dict[tuple[bytes, ...], tuple[bytes, ...]] = {}
+_PLANS_LIMIT = 1024
+
+
 def lookup_plan(names: tuple[bytes, ...]) -> tuple[bytes, ...]:
     """For header names as a client sent them: the name to look up for each of COMMON_HEADERS
-    (the last one sent, in any case; b"" when absent: no header has an empty name)."""
+    (the last one sent, in any case; b"" when absent: no header has an empty name). Kept in PLANS."""
     lower = [name.lower() for name in names]
     plan = []
     for wanted in COMMON_HEADERS:
@@ -109,7 +116,10 @@ def lookup_plan(names: tuple[bytes, ...]) -> tuple[bytes, ...]:
             if low == wanted:
                 found = name
         plan.append(found)
-    return tuple(plan)
+    if len(PLANS) >= _PLANS_LIMIT:
+        PLANS.clear()
+    PLANS[names] = result = tuple(plan)
+    return result
 
 
 Before = Callable[[Request], "Answer | None"]

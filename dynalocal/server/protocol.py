@@ -37,7 +37,7 @@ from ..errors import InternalServerError, SerializationException
 from . import asgi, codec
 from .app import MAX_BODY, respond
 from .codec import header_block
-from .exchange import Answer, Request, lookup_plan
+from .exchange import PLANS, Answer, Request, lookup_plan
 from .framing import CONTINUE, END_CLOSE, END_KEEP, STATUS, frame, status_line
 from .timeouts import timeout_response
 
@@ -50,17 +50,6 @@ LINGER = 2.0  # seconds a closing connection keeps reading (and dropping) what t
 _413 = (413, b"", b"text/plain")
 _BAD = codec.error_body(SerializationException())
 _INTERNAL = codec.error_body(InternalServerError("Internal server error"))
-# Header names as a client sends them (a tuple, in order) -> exchange.lookup_plan's names to look
-# up. A client sends the same names request after request: one dict lookup per request.
-_PLANS: dict[tuple[bytes, ...], tuple[bytes, ...]] = {}
-_PLANS_LIMIT = 1024
-
-
-def _plan(names: tuple[bytes, ...]) -> tuple[bytes, ...]:
-    if len(_PLANS) >= _PLANS_LIMIT:
-        _PLANS.clear()
-    plan = _PLANS[names] = lookup_plan(names)
-    return plan
 
 
 class HttpProtocol(asyncio.Protocol):
@@ -198,9 +187,7 @@ class HttpProtocol(asyncio.Protocol):
         parser = self.parser
         raw = self._raw
         names = tuple(raw)
-        plan = _PLANS.get(names)
-        if plan is None:
-            plan = _plan(names)
+        plan = PLANS.get(names) or lookup_plan(names)
         url = self._url
         path = url[0] if len(url) == 1 else b"".join(url)
         url.clear()
