@@ -53,6 +53,8 @@ def respond(ctx: Context, target: str | None, content_type: bytes | None, raw: b
         if route is None:
             return *_error(UnknownOperationException()), JSON_TYPE
     operation, handler = route
+    if ctx.capacity.due:  # a split or growth asked for: applied between requests, never within one
+        ctx.capacity.settle()
     try:
         if type(body) is not dict:
             raise SerializationException() if body is None else SerializationException(

@@ -45,7 +45,7 @@ class ItemStore:
         old = self.partitions
         ends = starts[1:] + [TOKEN_SPACE]
         kept = {(p.lo, p.hi): p for p in old}
-        new = [kept.get((lo, hi)) or Partition(lo, hi) for lo, hi in zip(starts, ends)]
+        new = [_kept(kept, lo, hi) for lo, hi in zip(starts, ends)]
         if [id(p) for p in new] == [id(p) for p in old]:
             return
         self.partitions = new
@@ -92,6 +92,12 @@ class ItemStore:
                 keys = part.range(lo_key, hi_key, inclusive=(True, False))
             for key in keys:
                 yield part, key
+
+
+def _kept(kept: dict[tuple[int, int], Partition], lo: int, hi: int) -> Partition:
+    """The partition of exactly [lo, hi) if there is one (an empty one too: it is falsy), else a new one."""
+    part = kept.get((lo, hi))
+    return Partition(lo, hi) if part is None else part
 
 
 class Table(ItemStore):

@@ -73,7 +73,8 @@ def _keys_by_partition(ctx: Context, table: str, count: int) -> list[str]:
 def _write(ctx: Context, table: str, key: str, units: float):
     """A write of `units` on partition key `key` through the handlers' Charge: None or the throttle."""
     entry = ctx.db.tables[table]
-    charge = ctx.capacity.charge(entry)  # re-partitions first when growth or a split is pending
+    ctx.capacity.settle()  # what the application does between requests: growth or a split asked for
+    charge = ctx.capacity.charge(entry)
     prefix = entry.table.schema.partition_prefix(key)
     part = entry.table.partition_index(prefix)
     err = charge.refuse(model.WRITE, part)

@@ -57,7 +57,7 @@ class Charge:
         self.entry = entry
         tm = cap.tables.get(entry.table.name)  # Capacity.meter's fast path, inlined: per request
         if tm is not None and tm.entry is entry and tm.table.layout is entry.table.partitions:
-            self.meter: Meter = tm.table  # (a meter waiting to re-partition has no layout: see Meter.roll)
+            self.meter: Meter = tm.table
         else:
             self.meter = cap.meter(entry)
         self.now: float = cap.clock()

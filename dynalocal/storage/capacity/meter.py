@@ -45,6 +45,7 @@ request touches the buckets only, not the partition's records scattered over mem
 from __future__ import annotations
 
 import math
+from typing import Callable
 
 from .bucket import Bucket
 
@@ -181,11 +182,12 @@ class Meter:
         self.throttle_ring = ([0] * RING, [0] * RING)
         self.splits = 0
         self.split_floor = 0  # partition count heat splits asked for
-        self.pending = False  # a split or growth waits for the next request to re-partition
+        self.pending = False  # a split or growth waits for the next request boundary to re-partition
+        self.on_pending: Callable[[], None] | None = None  # tells the registry (see _ask_layout)
         self.parts: list[PartMeter] = []
         self.gates: tuple[list, list] = ([], [])  # per direction, per partition: the buckets a request needs
         self.log: list[tuple[int, int, float, bytes | None]] = []  # charges not yet in the records (see flush)
-        self.layout: object = None  # the store's partitions list the parts were built for; None while pending
+        self.layout: object = None  # the store's partitions list the parts were built for
         self.since = now
         self.configure(partitions, provisioned, classic, warm, maximum, now)
 
@@ -397,8 +399,7 @@ class Meter:
                         self.ceiling[d] = ceiling
                         grew = True
             if grew:
-                self.pending = True  # the registry re-applies the ceiling and partition count
-                self.layout = None  # so that Charge's fast path, which checks the layout only, sees it
+                self._ask_layout()  # the registry re-applies the ceiling and partition count
         if self.classic:
             return
         for part in self.parts:
@@ -410,8 +411,14 @@ class Meter:
                 if not part.one_key_dominates():
                     self.splits += 1
                     self.split_floor = max(self.split_floor, 2 * len(self.parts))
-                    self.pending = True
-                    self.layout = None
+                    self._ask_layout()
+
+    def _ask_layout(self) -> None:
+        """Ask for a new layout. It is applied between requests (`Capacity.settle`), never while
+        a request runs: a handler looks a key's partition up once and uses it to the end."""
+        self.pending = True
+        if self.on_pending is not None:
+            self.on_pending()
 
 
 def _bucket(current: Bucket | None, rate: float | None, capacity: float | None, now: float,

@@ -4,8 +4,15 @@ A table's partition count is the largest of: the classic formula (provisioned:
 ceil(RCU/3000 + WCU/1000), and ceil(size / 10 GB)), what its warm throughput needs
 (ceil(reads/3000), ceil(writes/1000); a new on-demand table's 12 000/4 000 need 4), what heat
 splits and on-demand growth asked for, and the `dynalocal:partitions` tag. GSIs alike, from
-their own settings. Re-partitioning happens here only (`_layout`), through the stores'
-`set_partition_count`, and before a request looks partitions up.
+their own settings. Re-partitioning happens here only (`_layout` with `reshape`), through the
+stores' `set_partition_count`, and only between requests: in `settle`, which the application
+calls before each request when a meter asked for a split or growth, and in `configure`
+(CreateTable, UpdateTable, tags). A request looks a key's partition up once and uses that index
+to the end (reads, writes, charges), so nothing it calls may move items: the lookups here
+(`meter`, `meters`, `index_meter`) only fit meters to the stores' current partitions.
+Under `--throttling off` nothing reshapes for traffic (no heat split, no on-demand growth): the
+traffic it serves is not what DynamoDB would have admitted, so a layout grown from it would be
+one DynamoDB never has; the declared settings still set the count.
 """
 from __future__ import annotations
 
@@ -104,6 +111,7 @@ class Capacity:
         self.clock = clock
         self.db = db
         self.tables: dict[str, TableMeters] = {}
+        self.due: set[str] = set()  # tables whose meters asked for a new layout (see settle)
         # charge(entry): a request's capacity on a table (see .charge); a partial, so that
         # creating one per request runs no Python frame of ours besides Charge.__init__.
         self.charge: Callable[[TableEntry], Charge] = partial(Charge, self)
@@ -111,31 +119,36 @@ class Capacity:
     # -- lookup (the hot path) ----------------------------------------------------------------
 
     def meters(self, entry: TableEntry) -> TableMeters:
+        """The meters of a table, fitted to its stores' current partitions (never re-partitions)."""
         tm = self.tables.get(entry.table.name)
         if tm is None or tm.entry is not entry:
-            tm = self._build(entry)
-        elif tm.table.layout is not entry.table.partitions or tm.table.pending:
-            self._layout(tm)
+            tm = self._build(entry, reshape=False)
+        elif tm.table.layout is not entry.table.partitions:
+            self._layout(tm, reshape=False)
         return tm
 
     def meter(self, entry: TableEntry) -> Meter:
         """The meter of a table's partitions (shared by its LSIs)."""
-        tm = self.tables.get(entry.table.name)
-        if tm is None or tm.entry is not entry:
-            tm = self._build(entry)
-        m = tm.table
-        if m.layout is not entry.table.partitions or m.pending:
-            self._layout(tm)
-        return m
+        return self.meters(entry).table
 
     def index_meter(self, entry: TableEntry, index: Index) -> Meter:
         """The meter of a GSI's own partitions."""
         tm = self.meters(entry)
         m = tm.gsis.get(index.name)
-        if m is None or m.layout is not index.partitions or m.pending:
-            self._layout(tm)
+        if m is None or m.layout is not index.partitions:
+            self._layout(tm, reshape=False)
             m = tm.gsis[index.name]
         return m
+
+    def settle(self) -> None:
+        """Apply the layouts meters asked for (splits, on-demand growth): between requests only."""
+        names = list(self.due)
+        self.due.clear()
+        tables = self.db.tables if self.db is not None else None
+        for name in names:
+            tm = self.tables.get(name)
+            if tm is not None and (tables is None or tables.get(name) is tm.entry):
+                self._layout(tm, reshape=True)
 
     def throttled(self, entry: TableEntry, m: Meter, d: int, p: int, cause: str, now: float) -> DynamoError | None:
         """Record a throttle of `cause` on meter `m`; the error to answer (None unless enforcing)."""
@@ -152,9 +165,9 @@ class Capacity:
         """Apply a table's (and its GSIs') current settings now: CreateTable, UpdateTable, tags."""
         tm = self.tables.get(entry.table.name)
         if tm is None or tm.entry is not entry:
-            self._build(entry)
+            self._build(entry, reshape=True)
         else:
-            self._layout(tm)
+            self._layout(tm, reshape=True)
 
     def forget(self, name: str) -> None:
         self.tables.pop(name, None)
@@ -181,28 +194,32 @@ class Capacity:
         m = Meter(entry.table.name, gsi["IndexName"] if gsi else None, partitions, provisioned, self.classic(entry),
                   s.burst_seconds, s.partition_burst_seconds, warm, maximum, self.clock())
         m.split_floor = partitions  # partitions never merge: what the store has is a floor
+        m.on_pending = partial(self.due.add, entry.table.name)
         return m
 
-    def _build(self, entry: TableEntry) -> TableMeters:
+    def _build(self, entry: TableEntry, reshape: bool) -> TableMeters:
         if self.db is not None:  # tables dropped without DeleteTable (a reset) leave their meters behind
             tables = self.db.tables
             for name in [n for n, tm in self.tables.items() if tables.get(n) is not tm.entry]:
                 del self.tables[name]
         tm = TableMeters(entry, self._new_meter(entry, None, len(entry.table.partitions)))
         self.tables[entry.table.name] = tm
-        self._layout(tm)
+        self._layout(tm, reshape)
         return tm
 
-    def _layout(self, tm: TableMeters) -> None:
-        """Re-apply settings and partition counts to the table's and its GSIs' meters and stores."""
+    def _layout(self, tm: TableMeters, reshape: bool) -> None:
+        """Re-apply settings to the table's and its GSIs' meters; give the stores the partition
+        counts they need when `reshape` (between requests), else fit the meters to the stores as
+        they are and leave a needed change to the next `settle`."""
         entry, now = tm.entry, self.clock()
         table = entry.table
         m = tm.table
+        grows = self.settings.throttling != "off"
         provisioned, warm, maximum = self._settings_of(entry, None)
         m.configure(len(m.parts), provisioned, self.classic(entry), warm, maximum, now)
-        count = max(classic_count(provisioned, table.size_bytes), warm_need(warm), m.partitions_needed(),
-                    tagged_count(entry))
-        _apply(m, table, min(count, MAX_PARTITIONS), now)
+        count = max(classic_count(provisioned, table.size_bytes), warm_need(warm), tagged_count(entry),
+                    m.partitions_needed() if grows else len(table.partitions))
+        self._apply(entry, m, table, min(count, MAX_PARTITIONS), now, reshape)
         for index in table.indexes.values():
             if not index.is_global and len(index.partitions) != len(table.partitions):
                 index.set_partition_count(len(table.partitions))  # LSIs live in the table's partitions
@@ -218,17 +235,23 @@ class Capacity:
                 g = tm.gsis[index.name] = self._new_meter(entry, spec, len(index.partitions))
             provisioned, warm, maximum = self._settings_of(entry, spec)
             g.configure(len(g.parts), provisioned, self.classic(entry), warm, maximum, now)
-            count = max(classic_count(provisioned, index.size_bytes), warm_need(warm), g.partitions_needed())
-            _apply(g, index, min(count, MAX_PARTITIONS), now)
+            count = max(classic_count(provisioned, index.size_bytes), warm_need(warm),
+                        g.partitions_needed() if grows else len(index.partitions))
+            self._apply(entry, g, index, min(count, MAX_PARTITIONS), now, reshape)
 
-
-def _apply(m: Meter, store, count: int, now: float) -> None:
-    """Give a store and its meter `count` partitions (the one place that re-partitions)."""
-    m.pending = False
-    if len(store.partitions) != count:
-        store.set_partition_count(count)
-    if len(m.parts) != count or m.layout is not store.partitions:
-        if len(m.parts) != count:
-            m.resize(count, now, store.partition_index)
-        m.layout = store.partitions
-    m.split_floor = max(m.split_floor, count)
+    def _apply(self, entry: TableEntry, m: Meter, store, count: int, now: float, reshape: bool) -> None:
+        """Give a store and its meter `count` partitions (the one place that re-partitions), or,
+        unless `reshape`, fit the meter to the store's partitions and leave the change to `settle`."""
+        if not reshape:
+            if count != len(store.partitions):
+                self.due.add(entry.table.name)
+            count = len(store.partitions)
+        else:
+            m.pending = False
+            if len(store.partitions) != count:
+                store.set_partition_count(count)
+        if len(m.parts) != count or m.layout is not store.partitions:
+            if len(m.parts) != count:
+                m.resize(count, now, store.partition_index)
+            m.layout = store.partitions
+        m.split_floor = max(m.split_floor, count)
