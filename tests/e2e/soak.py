@@ -103,12 +103,15 @@ def create_table(conn: Connection, name: str) -> None:
     assert status == 200, out
 
 
-def partitions(conn: Connection, name: str) -> int:
-    """The table's partition count, from the admin endpoint."""
+def partitions(port: int, table: str) -> int:
+    """The table's partition count, from the admin endpoint (a new connection each time: a kept
+    one would idle past the server's keep-alive timeout between asks)."""
+    conn = Connection(port)
     conn.sock.sendall(b"GET /_dynalocal/tables HTTP/1.1\r\nHost: 127.0.0.1\r\n\r\n")
     status, raw = conn.send(b"")
-    tables = json.loads(raw)["tables"]
-    return next(t["partitions"] for t in tables if t["name"] == name)
+    conn.close()
+    assert status == 200, raw
+    return next(t["partitions"] for t in json.loads(raw)["tables"] if t["name"] == table)
 
 
 class Ballast(threading.Thread):
@@ -140,9 +143,8 @@ class Ballast(threading.Thread):
 def _run(port: int, table: str, workers: list[threading.Thread], ballast: bool) -> list[int]:
     """Run the workers (and the ballast, when asked for) to the end; the table's partition
     counts seen before and after."""
-    probe = Connection(port)
     load = Ballast(port, table) if ballast else None
-    counts = [partitions(probe, table)]
+    counts = [partitions(port, table)]
     if load is not None:
         load.start()
     for w in workers:
@@ -151,8 +153,7 @@ def _run(port: int, table: str, workers: list[threading.Thread], ballast: bool) 
         w.join()
     if load is not None:
         load.finish()
-    counts.append(partitions(probe, table))
-    probe.close()
+    counts.append(partitions(port, table))
     return counts
 
 
@@ -187,7 +188,9 @@ def counter(port: int, connections: int, requests: int, table: str = "soak-count
         conn.close()
 
     shares = [requests // connections + (i < requests % connections) for i in range(connections)]
+    setup.close()  # it would idle past the keep-alive timeout meanwhile
     counts = _run(port, table, [threading.Thread(target=work, args=(s,)) for s in shares], ballast)
+    setup = Connection(port)
     status, out = setup.call("GetItem", {"TableName": table, "Key": key, "ConsistentRead": True})
     setup.close()
     return tally, int(out["Item"]["c"]["N"]), counts
@@ -261,7 +264,9 @@ def transfer(port: int, connections: int, until, table: str = "soak-transfer", s
         conn.close()
 
     workers = [threading.Thread(target=mover if i % 2 == 0 else toucher, args=(i,)) for i in range(connections)]
+    setup.close()  # it would idle past the keep-alive timeout meanwhile
     counts = _run(port, table, workers, ballast)
+    setup = Connection(port)
     total = found = 0
     for a in range(ACCOUNTS):
         status, out = setup.call("GetItem", {"TableName": table, "Key": key(a), "ConsistentRead": True})

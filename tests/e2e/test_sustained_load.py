@@ -18,7 +18,7 @@ import pytest
 from conftest import LiveServer
 from dynalocal.server.context import Context, Settings
 
-from soak import ACCOUNTS, START_BALANCE, Connection, counter, partitions, transfer
+from soak import ACCOUNTS, START_BALANCE, counter, partitions, transfer
 
 GROWTHS = 3  # re-partitions each run waits for
 DEADLINE = 120.0  # seconds: far beyond what a busy machine needs (about 8 s on a quiet one)
@@ -32,14 +32,13 @@ def live():
 
 def _grown(port: int, table: str) -> callable:
     """until(): true once the table has re-partitioned GROWTHS times (the deadline: fail later)."""
-    probe = Connection(port)
     seen: list[int] = []
     deadline = time.monotonic() + DEADLINE
-    lock = threading.Lock()  # workers on several threads ask; one probe connection answers
+    lock = threading.Lock()  # workers on several threads ask
 
     def until() -> bool:
         with lock:
-            count = partitions(probe, table)
+            count = partitions(port, table)
             if not seen or count != seen[-1]:
                 seen.append(count)
             return len(seen) > GROWTHS or time.monotonic() > deadline
