@@ -13,37 +13,10 @@ import struct
 from pathlib import Path
 from typing import Iterator
 
+from .streamrecord import pack_record
 from .wal import frame, fsync_directory, read_frames
 
-# A record: (seq, time, event, keys JSON, old image JSON | None, new image JSON | None,
-#            SizeBytes, by the service (a TTL deletion)). Images are kept only as the view needs.
-StreamRecord = tuple[int, float, int, bytes, "bytes | None", "bytes | None", int, bool]
-
-_HEAD = struct.Struct("<QdBBIHIII")  # seq, time, event, by service, size, len(shard), len(keys, old, new)
-_NONE = 0xFFFFFFFF
 MAGIC = b"DLSTRM\x00\x01"
-
-
-def pack_record(shard_id: str, record: StreamRecord) -> bytes:
-    seq, at, event, keys, old, new, size, service = record
-    raw_shard = shard_id.encode()
-    return b"".join((b"R", _HEAD.pack(seq, at, event, service, size, len(raw_shard), len(keys),
-                                      _NONE if old is None else len(old), _NONE if new is None else len(new)),
-                     raw_shard, keys, old or b"", new or b""))
-
-
-def unpack_record(payload: bytes) -> tuple[str, StreamRecord]:
-    seq, at, event, service, size, ls, lk, lo, ln = _HEAD.unpack_from(payload, 1)
-    pos = 1 + _HEAD.size
-    shard_id = payload[pos:pos + ls].decode()
-    pos += ls
-    keys = payload[pos:pos + lk]
-    pos += lk
-    old = None
-    if lo != _NONE:
-        old, pos = payload[pos:pos + lo], pos + lo
-    new = payload[pos:pos + ln] if ln != _NONE else None
-    return shard_id, (seq, at, event, keys, old, new, size, bool(service))
 
 
 def snapshot_path(directory: Path, generation: int) -> Path:

@@ -23,7 +23,7 @@ import orjson
 from .blob import dumps
 from .mutation import RECOVERY, ROLLBACK, TTL, Mutation
 from .partition import Partition
-from .streamlog import StreamRecord, pack_record, unpack_record
+from .streamrecord import StreamRecord, pack_record, unpack_record
 from .table import Table
 from .values import item_size
 

@@ -8,7 +8,7 @@ import orjson
 from dynalocal.storage import streams as streams_module
 from dynalocal.storage.keys import KeySchema
 from dynalocal.storage.mutation import Mutation
-from dynalocal.storage.streamlog import pack_record, unpack_record
+from dynalocal.storage.streamrecord import pack_record, unpack_record
 from dynalocal.storage.streams import StreamRegistry
 from dynalocal.storage.table import Table
 from dynalocal.storage.values import validate_item
