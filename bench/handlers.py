@@ -28,12 +28,12 @@ from typing import Callable
 
 import orjson
 
-from dynalocal.server.app import dispatch
-from dynalocal.server.context import Context, Settings
-from dynalocal.server.handlers import HANDLERS
-from dynalocal.storage.blob import dumps
+from dynalocal.http.app import dispatch
+from dynalocal.engine.context import Context, Settings
+from dynalocal.engine.operations import HANDLERS
+from dynalocal.values.blob import dumps
 from dynalocal.storage.mutation import Mutation
-from dynalocal.storage.values import item_size
+from dynalocal.values.attributes import item_size
 
 PREFIX = "DynamoDB_20120810."
 PARTITIONS = "64"

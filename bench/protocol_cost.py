@@ -25,11 +25,11 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bare_protocol import Bare  # noqa: E402
 
-from dynalocal.server.app import create_app, dispatch  # noqa: E402
-from dynalocal.server.context import Context, Settings  # noqa: E402
-from dynalocal.server.plugins import install  # noqa: E402
-from dynalocal.server.protocol import HttpProtocol  # noqa: E402
-from dynalocal.server.serve import HttpServer  # noqa: E402
+from dynalocal.http.app import create_app, dispatch  # noqa: E402
+from dynalocal.engine.context import Context, Settings  # noqa: E402
+from dynalocal.http.plugins import install  # noqa: E402
+from dynalocal.http.protocol import HttpProtocol  # noqa: E402
+from dynalocal.http.serve import HttpServer  # noqa: E402
 
 TABLE = "bench"
 BODY = orjson.dumps({"TableName": TABLE, "Key": {"pk": {"S": "key-17"}}})

@@ -19,11 +19,11 @@ import time
 
 import orjson
 
-from dynalocal.server.app import dispatch
-from dynalocal.server.context import Context, Settings
-from dynalocal.storage.blob import dumps
+from dynalocal.http.app import dispatch
+from dynalocal.engine.context import Context, Settings
+from dynalocal.values.blob import dumps
 from dynalocal.storage.mutation import Mutation
-from dynalocal.storage.values import item_size
+from dynalocal.values.attributes import item_size
 
 PREFIX = "DynamoDB_20120810."
 PER_KEY = 100

@@ -26,14 +26,14 @@ import time
 import urllib.request
 from pathlib import Path
 
-from dynalocal.server.context import Context
-from dynalocal.server.handlers.tables import create_table
-from dynalocal.storage.blob import dumps
+from dynalocal.engine.context import Context
+from dynalocal.engine.tables import create_table
+from dynalocal.values.blob import dumps
 from dynalocal.storage.mutation import Mutation
-from dynalocal.storage.snapshot import Image, write
-from dynalocal.storage.tablemeta import encode_meta
-from dynalocal.storage.values import validate_item
-from dynalocal.storage.wal import META, PUT, LogWriter, encode_group
+from dynalocal.journal.snapshot import Image, write
+from dynalocal.journal.tablemeta import encode_meta
+from dynalocal.values.attributes import validate_item
+from dynalocal.journal.wal import META, PUT, LogWriter, encode_group
 from peers import AUTH  # a well-formed signature header, as SDKs send (--auth relaxed wants one)
 
 TABLE = {"TableName": "bench", "BillingMode": "PAY_PER_REQUEST",

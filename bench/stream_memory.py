@@ -16,8 +16,8 @@ import tracemalloc
 
 import orjson
 
-from dynalocal.server.app import dispatch
-from dynalocal.server.context import Context, Settings
+from dynalocal.http.app import dispatch
+from dynalocal.engine.context import Context, Settings
 
 PREFIX = "DynamoDB_20120810."
 PAYLOAD = "x" * 150

@@ -1,3 +1,3 @@
-from .server.cli import main
+from dynalocal.cli.main import main
 
 main()

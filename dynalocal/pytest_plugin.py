@@ -46,7 +46,7 @@ class _Session:
 
     def start(self) -> Any:
         if self.server is None:
-            from .testing import LocalServer
+            from dynalocal.testing import LocalServer
 
             isolation = self.option("isolation")
             if isolation not in ISOLATION:
@@ -119,7 +119,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     state = config.stash.get(_STATE, None)
     if state is None or state.server is None or state.option("summary").lower() in ("no", "false", "0"):
         return
-    from .diagnosis.render import summary_line
+    from dynalocal.diagnosis.render import summary_line
 
     server = state.server
     terminalreporter.section("dynalocal capacity")

@@ -46,21 +46,21 @@ class LocalServer:
     def start(self, timeout: float = 30.0) -> "LocalServer":
         """Serve on a free port; return once it accepts requests."""
         began = time.perf_counter()
-        from .server.app import create_app
-        from .server.context import Context, Settings
-        from .server.plugins import install as install_plugins
-        from .server.serve import HttpServer
+        from dynalocal.http.app import create_app
+        from dynalocal.engine.context import Context, Settings
+        from dynalocal.http.plugins import install as install_plugins
+        from dynalocal.http.serve import HttpServer
 
         unknown = set(self.options) - set(inspect.signature(Settings).parameters)
         if unknown:
             raise ValueError(f"this dynalocal has no setting {', '.join(sorted(unknown))}")
         self.ctx = ctx = Context(settings=Settings(**self.options))
         if self.options.get("data_dir"):
-            from .server.durability import Durability
+            from dynalocal.http.durability import Durability
 
             Durability.open(ctx)
         if self.init:
-            from .server.seeding import load_seed
+            from dynalocal.seed.loader import load_seed
 
             self._seed = load_seed(self.init)
             ctx.startup.append(self._apply_seed)
@@ -78,7 +78,7 @@ class LocalServer:
 
     async def _apply_seed(self, account: str | None = None) -> None:
         if self._seed:
-            from .server.seeding import apply_seed
+            from dynalocal.seed.loader import apply_seed
 
             await apply_seed(self.ctx, self._seed, account=account)
 
@@ -88,7 +88,7 @@ class LocalServer:
         loaded into it. Returns the access key."""
         if self.ctx.settings.isolation != "account":
             raise ValueError('namespaces need LocalServer(isolation="account")')
-        from .server.auth import DEFAULT_REGION, scope_of
+        from dynalocal.http.plugins.auth import DEFAULT_REGION, scope_of
 
         self._namespaces += 1
         account = f"{100000000000 + self._namespaces:012d}"
@@ -124,7 +124,7 @@ class LocalServer:
 
     def reset(self) -> int:
         """Drop every table (and its persisted state), then load the seed files again."""
-        from .server.durability import reset_database
+        from dynalocal.http.durability import reset_database
 
         async def reset() -> int:
             dropped = await reset_database(self.ctx)
@@ -136,8 +136,8 @@ class LocalServer:
 
     def report(self, table: str | None = None) -> list:
         """The diagnosis of every table (or one), as `diagnosis.engine.TableReport`s."""
-        from .diagnosis.collect import collect
-        from .diagnosis.engine import diagnose
+        from dynalocal.diagnosis.collect import collect
+        from dynalocal.diagnosis.engine import diagnose
 
         scope = self.scope
 

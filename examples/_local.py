@@ -6,10 +6,10 @@ import threading
 import boto3
 from botocore.config import Config
 
-from dynalocal.server.app import create_app
-from dynalocal.server.context import Context, Settings
-from dynalocal.server.plugins import install
-from dynalocal.server.serve import HttpServer
+from dynalocal.http.app import create_app
+from dynalocal.engine.context import Context, Settings
+from dynalocal.http.plugins import install
+from dynalocal.http.serve import HttpServer
 
 
 class SimulatedClock:

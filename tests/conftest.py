@@ -12,10 +12,10 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from dynalocal.server.app import create_app
-from dynalocal.server.context import Context, Settings
-from dynalocal.server.plugins import install
-from dynalocal.server.serve import HttpServer
+from dynalocal.http.app import create_app
+from dynalocal.engine.context import Context, Settings
+from dynalocal.http.plugins import install
+from dynalocal.http.serve import HttpServer
 
 # Names tests address the server by (`Host: x` in raw-socket tests, a DynamoDB-like name in the health
 # check test): allowed as --allowed-hosts would, since the loopback bind's Host check refuses other names.

@@ -3,7 +3,7 @@
 adaptive capacity)."""
 from __future__ import annotations
 
-from .figures import ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, READ, TABLE_QUOTA, MeterFigures
+from dynalocal.diagnosis.figures import ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, READ, TABLE_QUOTA, MeterFigures
 
 # Verdict kinds (engine re-exports them).
 HOT_KEY, HOT_GSI_KEY, UNDER_PROVISIONED = "hot key", "hot GSI key", "table under-provisioned"

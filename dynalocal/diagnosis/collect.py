@@ -9,7 +9,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from .figures import (GSI_BACK_PRESSURE, ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, PARTITION_CEILING, PARTITION_SHARE,
+from dynalocal.diagnosis.figures import (GSI_BACK_PRESSURE, ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, PARTITION_CEILING, PARTITION_SHARE,
                       TABLE_QUOTA, TABLE_RATE, DIRECTIONS, KeyFigures, MeterFigures, PartitionFigures)
 
 WINDOW = 60  # seconds of per-second records the rates look at
@@ -20,7 +20,7 @@ CAUSE_NAMES = {"key_range": PARTITION_CEILING, "table_rate": TABLE_RATE, "partit
 
 def collect(ctx: Any, table: str | None = None) -> list[MeterFigures]:
     """Figures of every table (or of `table`) and its GSIs, reads and writes, from the server's records."""
-    from ..storage.capacity.report import snapshot
+    from dynalocal.capacity.report import snapshot
 
     snap = snapshot(ctx.capacity, ctx.db, table)
     balances = burst_balances(ctx, snap)

@@ -8,8 +8,8 @@ from __future__ import annotations
 
 from dataclasses import asdict, dataclass, field
 
-from .advice import HOT_GSI_KEY, HOT_KEY, UNDER_PROVISIONED, advice_for
-from .figures import (GSI_BACK_PRESSURE, ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, PARTITION_CEILING, PARTITION_SHARE,
+from dynalocal.diagnosis.advice import HOT_GSI_KEY, HOT_KEY, UNDER_PROVISIONED, advice_for
+from dynalocal.diagnosis.figures import (GSI_BACK_PRESSURE, ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, PARTITION_CEILING, PARTITION_SHARE,
                       TABLE_QUOTA, TABLE_RATE, MeterFigures, PartitionFigures)
 
 FINE = "fine"

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import textwrap
 
-from .engine import FINE, MeterReport, TableReport, percent
+from dynalocal.diagnosis.engine import FINE, MeterReport, TableReport, percent
 
 WIDTH = 100
 

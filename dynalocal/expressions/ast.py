@@ -7,8 +7,8 @@ from __future__ import annotations
 
 from typing import Union
 
-from .frozen import Frozen
-from .frozen import set_field as _set
+from dynalocal.expressions.frozen import Frozen
+from dynalocal.expressions.frozen import set_field as _set
 
 
 class Path(Frozen):

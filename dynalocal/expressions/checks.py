@@ -9,10 +9,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-from ..errors import ValidationException
-from . import ast as A
-from .ast import format_path, resolve_path
-from .semantics import LONG_NAMES, SETS, describe, order, tag_of
+from dynalocal.errors import ValidationException
+from dynalocal.expressions import ast as A
+from dynalocal.expressions.ast import format_path, resolve_path
+from dynalocal.expressions.semantics import LONG_NAMES, SETS, describe, order, tag_of
 
 BindCheck = Callable[[dict, dict], None]
 

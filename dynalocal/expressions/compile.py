@@ -16,17 +16,17 @@ expressions carry no prefix (spec corrections.md §1, the parity suite run again
 """
 from __future__ import annotations
 
-from ..errors import ValidationException
-from ..storage.sizedcache import SizedCache
-from ..storage.values import validate_value
-from . import ast as A
-from . import legacy
-from .checks import bind_checks_condition, bind_checks_update, check_condition, check_update, overlap_check
-from .evaluate import Condition, compile_condition
-from .keycond import KeyCondition, key_leaves
-from .parser import parse_condition, parse_projection, parse_update
-from .projection import Projection
-from .update import Update, UpdatePlan
+from dynalocal.errors import ValidationException
+from dynalocal.values.sizedcache import SizedCache
+from dynalocal.values.attributes import validate_value
+from dynalocal.expressions import ast as A
+from dynalocal.expressions import legacy
+from dynalocal.expressions.checks import bind_checks_condition, bind_checks_update, check_condition, check_update, overlap_check
+from dynalocal.expressions.evaluate import Condition, compile_condition
+from dynalocal.expressions.keycond import KeyCondition, key_leaves
+from dynalocal.expressions.parser import parse_condition, parse_projection, parse_update
+from dynalocal.expressions.projection import Projection
+from dynalocal.expressions.update import Update, UpdatePlan
 
 PREFIXED_OPERATIONS = frozenset(("PutItem", "UpdateItem", "DeleteItem"))
 PREFIX = "1 validation error detected: "

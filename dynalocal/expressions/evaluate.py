@@ -8,10 +8,10 @@ from __future__ import annotations
 
 from typing import Callable
 
-from . import ast as A
-from .ast import resolve_path
-from .paths import get
-from .semantics import begins_with, contains, equal, order, size, tag_of
+from dynalocal.expressions import ast as A
+from dynalocal.expressions.ast import resolve_path
+from dynalocal.expressions.paths import get
+from dynalocal.expressions.semantics import begins_with, contains, equal, order, size, tag_of
 
 Getter = Callable[[dict, dict, dict], "dict | None"]
 Predicate = Callable[[dict, dict, dict], bool]

@@ -5,9 +5,9 @@ EQ LT LE GT GE BETWEEN BEGINS_WITH, the forms an index seek over a sorted partit
 """
 from __future__ import annotations
 
-from ..errors import ValidationException, invalid
-from . import ast as A
-from .semantics import tag_of
+from dynalocal.errors import ValidationException, invalid
+from dynalocal.expressions import ast as A
+from dynalocal.expressions.semantics import tag_of
 
 _OPS = {"=": "EQ", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE"}
 _FLIPPED = {"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}

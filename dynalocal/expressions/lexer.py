@@ -5,7 +5,7 @@ reports them the way DynamoDB does: `Syntax error; token: "_", near: "SET _123"`
 """
 from __future__ import annotations
 
-from .frozen import Frozen, set_field
+from dynalocal.expressions.frozen import Frozen, set_field
 
 NAME = "NAME"  # bare attribute name, keyword or function name
 ATTR_NAME = "ATTR_NAME"  # #placeholder

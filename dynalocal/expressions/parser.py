@@ -8,10 +8,10 @@ clauses, redundant parentheses, operator count) are recorded and raised after th
 """
 from __future__ import annotations
 
-from ..errors import ValidationException
-from . import ast as A
-from .lexer import ATTR_NAME, ATTR_VALUE, EOF, INT, NAME, PUNCT, Token, tokenize
-from .reserved import RESERVED
+from dynalocal.errors import ValidationException
+from dynalocal.expressions import ast as A
+from dynalocal.expressions.lexer import ATTR_NAME, ATTR_VALUE, EOF, INT, NAME, PUNCT, Token, tokenize
+from dynalocal.expressions.reserved import RESERVED
 
 MAX_EXPRESSION_BYTES = 4096
 MAX_OPERATORS = 300

@@ -6,7 +6,7 @@ container on first write, so untouched parts stay shared with the original item.
 """
 from __future__ import annotations
 
-from ..errors import ValidationException
+from dynalocal.errors import ValidationException
 
 INVALID_FOR_UPDATE = "The document path provided in the update expression is invalid for update"
 

@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from base64 import b64decode
 
-from ..storage import numbers
+from dynalocal.values import numbers
 
 SCALARS = frozenset(("S", "N", "B"))
 SETS = frozenset(("SS", "NS", "BS"))

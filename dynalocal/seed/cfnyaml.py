@@ -9,7 +9,7 @@ from typing import Any
 
 import yaml
 
-from .intrinsics import TemplateError
+from dynalocal.seed.intrinsics import TemplateError
 
 
 class _Loader(yaml.SafeLoader):

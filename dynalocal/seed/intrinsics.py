@@ -9,7 +9,7 @@ from __future__ import annotations
 import re
 from typing import Any
 
-from ..storage.database import ACCOUNT, REGION
+from dynalocal.storage.database import ACCOUNT, REGION
 
 PSEUDO = {"AWS::Region": REGION, "AWS::AccountId": ACCOUNT, "AWS::Partition": "aws",
           "AWS::URLSuffix": "amazonaws.com", "AWS::NoValue": None}

@@ -10,7 +10,7 @@ import json
 from pathlib import Path
 from typing import Any
 
-from .intrinsics import Resolver, TemplateError
+from dynalocal.seed.intrinsics import Resolver, TemplateError
 
 Request = tuple[str, dict]  # (operation name, request body)
 
@@ -41,7 +41,7 @@ def parse_document(text: str, suffix: str = "") -> Any:
         except json.JSONDecodeError as err:
             if suffix == ".json":
                 raise SeedError(f"not valid JSON: {err}") from None
-    from .cfnyaml import load_yaml
+    from dynalocal.seed.cfnyaml import load_yaml
 
     return load_yaml(text)
 

@@ -16,15 +16,15 @@ from typing import Iterable
 
 import orjson
 
-from ..errors import ValidationException, invalid
-from .blob import dumps
-from .capacity import write_units
-from .keys import (HASH_TOO_BIG, MAX_HASH_BYTES, MAX_RANGE_BYTES, RANGE_TOO_BIG, SHORT_HASH, SHORT_RANGE, KeySchema,
+from dynalocal.errors import ValidationException, invalid
+from dynalocal.values.blob import dumps
+from dynalocal.capacity import write_units
+from dynalocal.values.keys import (HASH_TOO_BIG, MAX_HASH_BYTES, MAX_RANGE_BYTES, RANGE_TOO_BIG, SHORT_HASH, SHORT_RANGE, KeySchema,
                    raw_bytes, sort_bytes)
-from .mutation import Mutation
-from .partition import Record
-from .table import ItemStore, Table
-from .values import item_size
+from dynalocal.storage.mutation import Mutation
+from dynalocal.storage.partition import Record
+from dynalocal.storage.table import ItemStore, Table
+from dynalocal.values.attributes import item_size
 
 TERM = b"\x00\x01"
 TERM_NEXT = b"\x00\x02"  # successor of any key ending in TERM, as a prefix

@@ -12,8 +12,8 @@ from typing import TYPE_CHECKING
 import orjson
 
 if TYPE_CHECKING:
-    from .partition import Record
-    from .table import Table
+    from dynalocal.storage.partition import Record
+    from dynalocal.storage.table import Table
 
 # Origins: who made the change. Streams mark TTL deletions as the service's; recovery
 # replays are not new changes.

@@ -10,10 +10,10 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import accumulate
 from operator import itemgetter
-from .index import TERM, TERM_NEXT, escape
-from .keys import TOKEN_SPACE, prefix_successor
-from .partition import Record
-from .table import ItemStore
+from dynalocal.storage.index import TERM, TERM_NEXT, escape
+from dynalocal.values.keys import TOKEN_SPACE, prefix_successor
+from dynalocal.storage.partition import Record
+from dynalocal.storage.table import ItemStore
 
 MAX_PAGE_BYTES = 1024 * 1024
 

@@ -20,12 +20,12 @@ from typing import Callable
 
 import orjson
 
-from .blob import dumps
-from .mutation import RECOVERY, ROLLBACK, TTL, Mutation
-from .partition import Partition
-from .streamrecord import StreamRecord, pack_record, unpack_record
-from .table import Table
-from .values import item_size
+from dynalocal.values.blob import dumps
+from dynalocal.storage.mutation import RECOVERY, ROLLBACK, TTL, Mutation
+from dynalocal.storage.partition import Partition
+from dynalocal.storage.streamrecord import StreamRecord, pack_record, unpack_record
+from dynalocal.storage.table import Table
+from dynalocal.values.attributes import item_size
 
 RETENTION = 24 * 3600.0  # seconds a record (and a disabled stream) stays readable
 MAX_STREAM_BYTES = 256 * 1024 * 1024  # retained record bytes per stream, the documented memory cap

@@ -10,9 +10,9 @@ from __future__ import annotations
 from bisect import bisect_right as _bisect_right
 from typing import Callable, Iterator
 
-from .keys import TOKEN_SPACE, KeySchema
-from .mutation import Mutation
-from .partition import Partition, Record
+from dynalocal.values.keys import TOKEN_SPACE, KeySchema
+from dynalocal.storage.mutation import Mutation
+from dynalocal.storage.partition import Partition, Record
 
 # listener(mutation) runs after every mutation, in order; it returns the index write units
 # it caused (index name -> units), or None.

@@ -10,8 +10,8 @@ from decimal import Decimal, InvalidOperation
 import orjson
 from sortedcontainers import SortedList
 
-from .mutation import TTL, Mutation
-from .table import Table
+from dynalocal.storage.mutation import TTL, Mutation
+from dynalocal.storage.table import Table
 
 FIVE_YEARS = 5 * 365 * 24 * 3600  # DynamoDB ignores TTL values more than five years in the past
 

@@ -7,8 +7,8 @@ import urllib.request
 import pytest
 
 from conftest import LiveServer
-from dynalocal.server.cli import parse_args
-from dynalocal.server.context import Context, Settings
+from dynalocal.cli.main import parse_args
+from dynalocal.engine.context import Context, Settings
 
 EVIL = "http://evil.example"
 

@@ -9,7 +9,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from conftest import FakeClock, LiveServer, capacity_args
-from dynalocal.server.context import Context, Settings
+from dynalocal.engine.context import Context, Settings
 
 
 def _server(throttling: str = "enforce", burst: float = 2.0):

@@ -15,7 +15,7 @@ import urllib.request
 import pytest
 from botocore.exceptions import ClientError
 
-from dynalocal.server.context import Context, Settings
+from dynalocal.engine.context import Context, Settings
 from conftest import FakeClock, LiveServer
 
 TABLE_MESSAGE = "The level of configured provisioned throughput for the table was exceeded."

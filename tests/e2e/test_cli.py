@@ -174,7 +174,7 @@ README = ROOT / "README.md"
 
 def status_table() -> dict[str, str]:
     """Operation -> status ("supported", "partial", "not yet") from the README's Status table."""
-    from dynalocal.server.handlers import KNOWN_OPERATIONS, STREAM_HANDLERS
+    from dynalocal.engine.operations import KNOWN_OPERATIONS, STREAM_HANDLERS
 
     KNOWN_OPERATIONS = KNOWN_OPERATIONS | set(STREAM_HANDLERS)  # DynamoDB's and the Streams API's
 
@@ -192,7 +192,7 @@ def status_table() -> dict[str, str]:
 
 
 def test_readme_status_table_matches_the_handlers():
-    from dynalocal.server.handlers import HANDLERS, KNOWN_OPERATIONS, STREAM_HANDLERS
+    from dynalocal.engine.operations import HANDLERS, KNOWN_OPERATIONS, STREAM_HANDLERS
 
     table = status_table()
     known = KNOWN_OPERATIONS | set(STREAM_HANDLERS)
@@ -205,7 +205,7 @@ def test_readme_status_table_matches_the_handlers():
 
 
 def test_readme_documents_every_command_line_option():
-    from dynalocal.server.cli import parse_args
+    from dynalocal.cli.main import parse_args
 
     text = README.read_text()
     options = [a for a in vars(parse_args([]))]

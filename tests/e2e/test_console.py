@@ -16,7 +16,7 @@ import pytest
 
 from conftest import FakeClock, LiveServer
 from diagnosis_load import create, put
-from dynalocal.server.context import Context, Settings
+from dynalocal.engine.context import Context, Settings
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / ".artifacts"
 

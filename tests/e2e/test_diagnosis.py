@@ -10,7 +10,7 @@ import pytest
 
 from conftest import FakeClock, LiveServer
 from diagnosis_load import KB, create, put, run
-from dynalocal.server.context import Context, Settings
+from dynalocal.engine.context import Context, Settings
 
 @pytest.fixture
 def live():

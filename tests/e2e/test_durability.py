@@ -12,8 +12,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from conftest import LiveServer
-from dynalocal.server.context import Context, Settings
-from dynalocal.server.durability import Durability
+from dynalocal.engine.context import Context, Settings
+from dynalocal.http.durability import Durability
 from server_process import ServerProcess, scan_all
 
 BATCH = 25

@@ -19,10 +19,10 @@ import pytest
 from botocore.exceptions import ClientError
 
 from conftest import LiveServer
-from dynalocal.server.context import Context, Settings
-from dynalocal.server.durability import Durability
+from dynalocal.engine.context import Context, Settings
+from dynalocal.http.durability import Durability
 from dynalocal.storage.database import Database
-from dynalocal.storage.recovery import recover
+from dynalocal.journal.recovery import recover
 from server_process import ServerProcess, scan_all
 
 ITEM_BYTES = 7 * 1024

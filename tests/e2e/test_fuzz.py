@@ -17,12 +17,12 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import LiveServer
-from dynalocal.server.context import Context, Settings
-from dynalocal.server.durability import Durability
-from dynalocal.server.handlers import HANDLERS
+from dynalocal.engine.context import Context, Settings
+from dynalocal.http.durability import Durability
+from dynalocal.engine.operations import HANDLERS
 from dynalocal.storage.database import Database
-from dynalocal.storage.recovery import recover
-from dynalocal.storage.tablemeta import encode_meta
+from dynalocal.journal.recovery import recover
+from dynalocal.journal.tablemeta import encode_meta
 
 T = "DynamoDB_20120810."
 ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/fuzz-range"

@@ -8,7 +8,7 @@ from __future__ import annotations
 import pytest
 from botocore.exceptions import ClientError
 
-from dynalocal.storage import keys
+from dynalocal.values import keys
 
 HASH_MESSAGE = "One or more parameter values were invalid: Size of hashkey has exceeded the maximum size limit of2048 bytes"
 RANGE_MESSAGE = ("One or more parameter values were invalid: Aggregated size of all range keys has exceeded the size "

@@ -25,7 +25,7 @@ def client(port: int):
 
 
 def healthcheck(pid: int, **env: str) -> int:
-    return subprocess.run([sys.executable, "-m", "dynalocal.server.healthcheck", "--pid", str(pid)],
+    return subprocess.run([sys.executable, "-m", "dynalocal.cli.healthcheck", "--pid", str(pid)],
                           env=dict(os.environ, **env), timeout=30, capture_output=True).returncode
 
 

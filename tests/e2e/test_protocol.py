@@ -16,10 +16,10 @@ import pytest
 import uvicorn
 
 from conftest import LiveServer, free_port
-from dynalocal.server.app import create_app
-from dynalocal.server.context import Context, Settings
-from dynalocal.server.durability import Durability
-from dynalocal.server.serve import HttpServer
+from dynalocal.http.app import create_app
+from dynalocal.engine.context import Context, Settings
+from dynalocal.http.durability import Durability
+from dynalocal.http.serve import HttpServer
 
 LIST = b'{"Limit": 1}'
 
@@ -309,7 +309,7 @@ def test_a_non_loopback_bind_serves_any_host():
 # -- plug-in points (exchange.Hooks) --------------------------------------------------------
 
 def test_plug_ins_can_answer_rewrite_requests_and_decorate_answers():
-    from dynalocal.server.exchange import Answer
+    from dynalocal.http.exchange import Answer
 
     def before(req):
         if req.header(b"x-refuse"):

@@ -5,7 +5,7 @@ import pytest
 from boto3.dynamodb.conditions import Attr, Key
 from botocore.exceptions import ClientError
 
-from dynalocal.storage.values import item_size
+from dynalocal.values.attributes import item_size
 
 
 def _error(excinfo) -> tuple[str, str]:

@@ -16,11 +16,11 @@ import pytest
 from botocore.exceptions import ClientError
 
 from conftest import LiveServer
-from dynalocal.server.context import Context, Settings
-from dynalocal.server.durability import Durability
+from dynalocal.engine.context import Context, Settings
+from dynalocal.http.durability import Durability
 from dynalocal.storage.database import Database
-from dynalocal.storage.recovery import recover
-from dynalocal.storage.tablemeta import encode_meta
+from dynalocal.journal.recovery import recover
+from dynalocal.journal.tablemeta import encode_meta
 
 
 class Faulty:

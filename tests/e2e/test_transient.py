@@ -5,7 +5,7 @@ import pytest
 from botocore.exceptions import ClientError
 
 from conftest import LiveServer, WallClock
-from dynalocal.server.context import Context, Settings
+from dynalocal.engine.context import Context, Settings
 
 KEYS = [{"AttributeName": "id", "KeyType": "HASH"}]
 DEFS = [{"AttributeName": "id", "AttributeType": "S"}]

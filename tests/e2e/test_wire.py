@@ -8,7 +8,7 @@ import zlib
 
 import pytest
 
-from dynalocal.server.handlers import HANDLERS, KNOWN_OPERATIONS
+from dynalocal.engine.operations import HANDLERS, KNOWN_OPERATIONS
 
 TARGET = "DynamoDB_20120810."
 AUTH = {"Authorization": "AWS4-HMAC-SHA256 Credential=test/20250101/us-east-1/dynamodb/aws4_request, "

@@ -14,7 +14,7 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from conftest import LiveServer
-from dynalocal.server.context import Context, Settings
+from dynalocal.engine.context import Context, Settings
 
 KEYS = [{"AttributeName": "id", "KeyType": "HASH"}]
 DEFS = [{"AttributeName": "id", "AttributeType": "S"}]
@@ -292,7 +292,7 @@ def test_isolation_persists(tmp_path):
     settings = dict(isolation="region", data_dir=str(tmp_path))
 
     def server():
-        from dynalocal.server.durability import Durability
+        from dynalocal.http.durability import Durability
 
         ctx = Context(settings=Settings(**settings))
         Durability.open(ctx)

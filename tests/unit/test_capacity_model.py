@@ -13,10 +13,10 @@ import orjson
 import pytest
 
 from conftest import FakeClock as Clock, capacity_args
-from dynalocal.server.app import dispatch
-from dynalocal.server.context import Context, Settings
-from dynalocal.storage.capacity import meter as model
-from dynalocal.storage.capacity.report import snapshot
+from dynalocal.http.app import dispatch
+from dynalocal.engine.context import Context, Settings
+from dynalocal.capacity import meter as model
+from dynalocal.capacity.report import snapshot
 
 PREFIX = "DynamoDB_20120810."
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from dynalocal.server.app import dispatch
-from dynalocal.server.context import Context
-from dynalocal.storage.capacity.charge import Charge
-from dynalocal.storage.capacity.meter import READ, WRITE
+from dynalocal.http.app import dispatch
+from dynalocal.engine.context import Context
+from dynalocal.capacity.charge import Charge
+from dynalocal.capacity.meter import READ, WRITE
 
 INDEXES = {"ReturnConsumedCapacity": "INDEXES"}
 S = {"AttributeType": "S"}

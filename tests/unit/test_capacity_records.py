@@ -17,11 +17,11 @@ import orjson
 import pytest
 
 from conftest import FakeClock
-from dynalocal.server.app import dispatch
-from dynalocal.server.context import Context, Settings
-from dynalocal.storage.capacity import meter as model
-from dynalocal.storage.capacity.meter import KEY_RANGE, TABLE_RATE, Meter
-from dynalocal.storage.capacity.report import snapshot
+from dynalocal.http.app import dispatch
+from dynalocal.engine.context import Context, Settings
+from dynalocal.capacity import meter as model
+from dynalocal.capacity.meter import KEY_RANGE, TABLE_RATE, Meter
+from dynalocal.capacity.report import snapshot
 
 PREFIX = "DynamoDB_20120810."
 

@@ -7,9 +7,9 @@ import os
 
 import pytest
 
-from dynalocal.server import groupcommit
-from dynalocal.server.groupcommit import GroupCommit
-from dynalocal.storage.wal import LogWriter, scan_segment, segment_path
+from dynalocal.journal import groupcommit
+from dynalocal.journal.groupcommit import GroupCommit
+from dynalocal.journal.wal import LogWriter, scan_segment, segment_path
 
 
 class CountingWriter(LogWriter):

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import pytest
 
-from dynalocal.server.hosts import HostPolicy, host_name, is_loopback_bind
+from dynalocal.http.hosts import HostPolicy, host_name, is_loopback_bind
 
 
 @pytest.mark.parametrize("bind, loopback", [("127.0.0.1", True), ("127.0.0.2", True), ("::1", True), ("[::1]", True),

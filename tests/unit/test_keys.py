@@ -9,8 +9,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dynalocal.errors import ValidationException
-from dynalocal.storage import keys, numbers
-from dynalocal.storage.keys import KeySchema
+from dynalocal.values import keys
+from dynalocal.values import numbers
+from dynalocal.values.keys import KeySchema
 
 NO_MATCH = "The provided key element does not match the schema"
 INVALID = "One or more parameter values were invalid: "

@@ -14,8 +14,8 @@ import orjson
 import pytest
 
 from conftest import FakeClock as Clock
-from dynalocal.server.app import dispatch
-from dynalocal.server.context import Context, Settings
+from dynalocal.http.app import dispatch
+from dynalocal.engine.context import Context, Settings
 from dynalocal.storage.table import ItemStore
 
 PREFIX = "DynamoDB_20120810."

@@ -8,7 +8,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dynalocal.errors import ValidationException
-from dynalocal.storage import numbers
+from dynalocal.values import numbers
 
 OVERFLOW = "Number overflow. Attempting to store a number with magnitude larger than supported range"
 UNDERFLOW = "Number underflow. Attempting to store a number with magnitude smaller than supported range"

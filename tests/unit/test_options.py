@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 
-from dynalocal.server import options
-from dynalocal.server.cli import cors_origins, parse_args, wire_settings
+from dynalocal.cli import options
+from dynalocal.cli.main import cors_origins, parse_args, wire_settings
 
 
 def parse(argv: list[str], env: dict[str, str] | None = None):

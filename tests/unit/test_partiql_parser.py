@@ -5,9 +5,9 @@ import pytest
 
 from dynalocal.errors import ValidationException
 from dynalocal.expressions import ast as A
-from dynalocal.expressions.partiql_ast import Composite, Delete, Exists, Insert, Param, Select, Update, build
-from dynalocal.expressions.partiql_lexer import tokenize
-from dynalocal.expressions.partiql_parser import Parser, parse_statement
+from dynalocal.expressions.partiql.ast import Composite, Delete, Exists, Insert, Param, Select, Update, build
+from dynalocal.expressions.partiql.lexer import tokenize
+from dynalocal.expressions.partiql.parser import Parser, parse_statement
 
 
 def parse(text: str):

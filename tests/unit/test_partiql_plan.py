@@ -7,9 +7,9 @@ import pytest
 
 from dynalocal.errors import ValidationException
 from dynalocal.expressions import ast as A
-from dynalocal.expressions.partiql_parser import Parser
-from dynalocal.server.handlers.partiql_plan import ReadPlan, WritePlan, plan
-from dynalocal.storage.keys import KeySchema
+from dynalocal.expressions.partiql.parser import Parser
+from dynalocal.engine.partiql.plan import ReadPlan, WritePlan, plan
+from dynalocal.values.keys import KeySchema
 
 TABLE = KeySchema("pk", "S", "sk", "N")
 GSI = KeySchema("g", "S")

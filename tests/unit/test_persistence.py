@@ -11,14 +11,14 @@ import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dynalocal.storage import snapshot as snap
-from dynalocal.storage import wal
+from dynalocal.journal import snapshot as snap
+from dynalocal.journal import wal
 from dynalocal.storage.database import Database
 from dynalocal.storage.index import schema_of
 from dynalocal.storage.mutation import Mutation
-from dynalocal.storage.recovery import LogDamaged, apply_group, recover
-from dynalocal.storage.tablemeta import encode_meta, restore_meta
-from dynalocal.storage.values import validate_item
+from dynalocal.journal.recovery import LogDamaged, apply_group, recover
+from dynalocal.journal.tablemeta import encode_meta, restore_meta
+from dynalocal.values.attributes import validate_item
 
 KEY_SCHEMA = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
 DEFINITIONS = [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "N"}]

@@ -8,8 +8,8 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dynalocal.server.app import dispatch
-from dynalocal.server.context import Context
+from dynalocal.http.app import dispatch
+from dynalocal.engine.context import Context
 
 PREFIX = "DynamoDB_20120810."
 

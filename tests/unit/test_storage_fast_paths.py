@@ -16,13 +16,14 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dynalocal.errors import ValidationException
-from dynalocal.storage import keys, numbers
-from dynalocal.storage.capacity import read_units, write_units
-from dynalocal.storage.keys import KeySchema
+from dynalocal.values import keys
+from dynalocal.values import numbers
+from dynalocal.capacity import read_units, write_units
+from dynalocal.values.keys import KeySchema
 from dynalocal.storage.mutation import Mutation
 from dynalocal.storage.ranges import Bounds, Page, read_range, read_scan
 from dynalocal.storage.table import Table
-from dynalocal.storage.values import item_size, utf8_len, validate_item, validate_value, value_size
+from dynalocal.values.attributes import item_size, utf8_len, validate_item, validate_value, value_size
 
 
 def _prefix(raw: bytes) -> bytes:
@@ -191,7 +192,7 @@ def test_item_validation_keeps_its_errors():
 def test_expression_caches_are_bounded_in_bytes(monkeypatch):
     """4 KB expressions parse to ~250 KB each: a cache bounded only by count could hold a gigabyte."""
     from dynalocal.expressions import compile as compile_module
-    from dynalocal.expressions import partiql_parser
+    from dynalocal.expressions.partiql import parser as partiql_parser
 
     for module, parse in ((compile_module, lambda t: compile_module.template("ConditionExpression", t)),
                           (partiql_parser, lambda t: partiql_parser.parse_statement('SELECT * FROM "t" WHERE ' + t))):

@@ -8,8 +8,8 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dynalocal.server.app import dispatch
-from dynalocal.server.context import Context, Settings
+from dynalocal.http.app import dispatch
+from dynalocal.engine.context import Context, Settings
 
 DDB = "DynamoDB_20120810."
 STREAMS = "DynamoDBStreams_20120810."

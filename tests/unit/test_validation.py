@@ -8,8 +8,9 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dynalocal.errors import DynamoError, SerializationException, ValidationException
-from dynalocal.server import shapes, validation
-from dynalocal.server.validation import validate
+from dynalocal.engine import shapes
+from dynalocal.engine import validation
+from dynalocal.engine.validation import validate
 
 PT = "Member must not be null"
 CAST = shapes.CAST_MSG

@@ -6,7 +6,7 @@ import base64
 import pytest
 
 from dynalocal.errors import SerializationException, ValidationException
-from dynalocal.storage import values
+from dynalocal.values import attributes as values
 
 INVALID = "One or more parameter values were invalid: "
 

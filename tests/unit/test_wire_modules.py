@@ -12,10 +12,10 @@ from botocore.credentials import Credentials
 
 from dynalocal.errors import (IncompleteSignatureException, InvalidSignatureException,
                               MissingAuthenticationTokenException, UnrecognizedClientException)
-from dynalocal.server import compression
-from dynalocal.server.auth import (Authenticator, account_from_key, check_clock, load_credentials,
+from dynalocal.http.plugins import compression
+from dynalocal.http.plugins.auth import (Authenticator, account_from_key, check_clock, load_credentials,
                                    parse_authorization, scope_of)
-from dynalocal.server.cors import CorsPolicy
+from dynalocal.http.plugins.cors import CorsPolicy
 
 NOW = 1_735_732_800.0  # 2025-01-01T12:00:00Z
 

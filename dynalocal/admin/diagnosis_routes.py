@@ -1,0 +1,149 @@
+"""Admin routes that tell the user about their tables: the table list, the diagnosis report, the
+heat-map series, the console page and its read-only item browser.
+
+Units everywhere: capacity in DynamoDB's units (RCU/WCU, or RRU/WRU on demand), rates per
+second; sizes in bytes as DynamoDB counts item size (attribute names plus values).
+"""
+from __future__ import annotations
+
+from importlib import resources
+
+import orjson
+from starlette.requests import Request
+from starlette.responses import JSONResponse, PlainTextResponse, Response
+from starlette.routing import Route
+
+from dynalocal.engine.context import Context
+
+CONSOLE_FILES = {"console.html": "text/html; charset=utf-8", "console.js": "text/javascript; charset=utf-8",
+                 "console.css": "text/css; charset=utf-8"}
+READ_OPERATIONS = ("Scan", "Query", "DescribeTable")
+HEAT_SECONDS = 60
+
+
+def table_list(ctx: Context) -> list[dict]:
+    """Every table with its item count, size and partitions, and the same for its indexes."""
+    out = []
+    for name, entry in sorted(ctx.db.tables.items()):
+        table = entry.table
+        indexes = [{"name": index.name, "kind": "GSI" if index.is_global else "LSI",
+                    "item_count": index.item_count, "size_bytes": index.size_bytes,
+                    "partitions": len(index.partitions) if index.is_global else len(table.partitions),
+                    "key_schema": _keys(index.schema)}
+                   for index in table.indexes.values()]
+        out.append({"name": name, "status": entry.status, "billing_mode": entry.billing_mode,
+                    "read_capacity_units": entry.read_capacity if entry.billing_mode == "PROVISIONED" else None,
+                    "write_capacity_units": entry.write_capacity if entry.billing_mode == "PROVISIONED" else None,
+                    "item_count": table.item_count, "size_bytes": table.size_bytes,
+                    "partitions": len(table.partitions), "key_schema": _keys(table.schema), "indexes": indexes})
+    return out
+
+
+def _keys(schema) -> dict:
+    return {"partition_key": schema.hash_name, "sort_key": schema.range_name}
+
+
+def report(ctx: Context, table: str | None = None) -> list:
+    """The diagnosis of every table (or one)."""
+    from dynalocal.diagnosis.collect import collect
+    from dynalocal.diagnosis.engine import diagnose
+
+    return diagnose(collect(ctx, table))
+
+
+def report_json(ctx: Context, table: str | None = None) -> dict:
+    from dynalocal.diagnosis.collect import WINDOW
+    from dynalocal.diagnosis.engine import as_json
+
+    return {"window_seconds": WINDOW, "throttling": ctx.settings.throttling, "tables": as_json(report(ctx, table))}
+
+
+def heat(ctx: Context, name: str, seconds: int = HEAT_SECONDS) -> dict | None:
+    """Per partition, per second, units consumed and throttle events over the last `seconds`, with limits."""
+    from dynalocal.capacity.report import snapshot
+
+    snap = snapshot(ctx.capacity, ctx.db, name)
+    data = snap["tables"].get(name)
+    if data is None:
+        return None
+    meters = []
+    for m in [data["table"], *data["indexes"].values()]:
+        for d in ("read", "write"):
+            count = m["partition_count"]
+            limit = m["provisioned"][d] if m["provisioned"] else (m["ceiling"] or {}).get(d)
+            share = limit / count if limit and m["model"] == "classic" else None
+            meters.append({"index": m["index"], "direction": d, "table_limit": limit,
+                           "partition_limit": min(share, m["partition_ceiling"][d]) if share
+                           else m["partition_ceiling"][d],
+                           "partitions": [{"number": p["index"],
+                                           "units": p["per_second"][f"{d}_units"][-seconds:],
+                                           "throttles": p["per_second"][f"{d}_throttles"][-seconds:]}
+                                          for p in m["partitions"]]})
+    return {"table": name, "second": snap["second"], "seconds": seconds, "meters": meters}
+
+
+def diagnosis_routes(ctx: Context) -> list[Route]:
+    """The routes above, for admin.py to mount under /_dynalocal/."""
+
+    async def tables(_: Request) -> Response:
+        return JSONResponse({"tables": table_list(ctx)})
+
+    async def report_route(request: Request) -> Response:
+        table = request.query_params.get("table")
+        if table is not None and table not in ctx.db.tables:
+            return JSONResponse({"error": f"no table named {table}"}, status_code=404)
+        if request.query_params.get("format") == "text":
+            from dynalocal.diagnosis.collect import WINDOW
+            from dynalocal.diagnosis.render import render_report
+
+            return PlainTextResponse(render_report(report(ctx, table), WINDOW))
+        return Response(orjson.dumps(report_json(ctx, table)), media_type="application/json")
+
+    async def heat_route(request: Request) -> Response:
+        try:
+            seconds = max(1, min(300, int(request.query_params.get("seconds", HEAT_SECONDS))))
+        except ValueError:
+            seconds = HEAT_SECONDS
+        data = heat(ctx, request.path_params["table"], seconds)
+        if data is None:
+            return JSONResponse({"error": f"no table named {request.path_params['table']}"}, status_code=404)
+        return Response(orjson.dumps(data), media_type="application/json")
+
+    async def read(request: Request) -> Response:
+        """The console's item browser: Scan, Query or DescribeTable, answered as DynamoDB would."""
+        from dynalocal.http.app import dispatch
+
+        try:
+            body = orjson.loads(await request.body())
+            operation = body.pop("operation")
+        except (orjson.JSONDecodeError, AttributeError, KeyError, TypeError):
+            return JSONResponse({"error": 'expected {"operation": "Scan"|"Query"|"DescribeTable", ...request}'},
+                                status_code=400)
+        if operation not in READ_OPERATIONS:
+            return JSONResponse({"error": f"the console reads only: {', '.join(READ_OPERATIONS)}"}, status_code=400)
+        caller = (ctx.region, ctx.account, ctx.scope)
+        name = body.get("TableName")
+        if isinstance(name, str) and "/" in name:  # a catalog key under --isolation: <scope>/<name>
+            scope, _, body["TableName"] = name.rpartition("/")
+            parts = scope.split("/")
+            ctx.scope = scope + "/"
+            ctx.account, ctx.region = (parts[0], parts[1]) if len(parts) == 2 else (ctx.account, parts[0])
+        try:
+            status, answer = dispatch(ctx, f"DynamoDB_20120810.{operation}", orjson.dumps(body))
+        finally:
+            ctx.region, ctx.account, ctx.scope = caller
+        return Response(answer, status_code=status, media_type="application/json")
+
+    async def console(request: Request) -> Response:
+        name = request.path_params.get("file", "console.html")
+        if name not in CONSOLE_FILES:
+            return PlainTextResponse("not found", status_code=404)
+        data = resources.files("dynalocal.admin.console").joinpath(name).read_bytes()
+        return Response(data, media_type=CONSOLE_FILES[name], headers={"Cache-Control": "no-cache"})
+
+    return [Route("/_dynalocal/tables", tables),
+            Route("/_dynalocal/report", report_route),
+            Route("/_dynalocal/tables/{table:path}/heat", heat_route),
+            Route("/_dynalocal/read", read, methods=["POST"]),
+            Route("/_dynalocal/console", console),
+            Route("/_dynalocal/console/{file}", console)]

@@ -1,0 +1,440 @@
+"""One table's or GSI's capacity: its buckets, the throttle decision, its records and growth.
+
+The adaptive model (the default: DynamoDB as it runs today, spec capacity.md §8 with
+corrections.md §4):
+* every partition, in both billing modes, has a ceiling bucket per direction refilled at
+  3 000 RCU / 1 000 WCU per second and holding `partition_burst` seconds of it (default 5 s:
+  15 000 RCU / 5 000 WCU). Short bursts above the ceiling pass; a key range held above it is
+  throttled (`KeyRangeThroughputExceeded`): at twice the ceiling, after 5 s.
+* provisioned tables: one table-level bucket per direction refilled at the provisioned rate,
+  holding `burst_seconds` (default 300) of it. No per-partition share: any partition may use
+  the table's capacity, up to its ceiling.
+* on-demand tables: a table-level bucket per direction refilled at the current ceiling C and
+  holding `partition_burst` seconds of it. C = max(warm throughput, 2 x previous peak), at
+  most the 40 000-unit table quota unless warm throughput says more; the warm throughput of a
+  new table is 12 000 RRU / 4 000 WRU. The peak is the highest consumption averaged over
+  PEAK_WINDOW (30) seconds, so C doubles about every 30 s of sustained traffic at C (AWS: up
+  to 2x the previous peak at once, more as traffic is sustained). Optional on-demand maximums
+  are a further bucket refilled at the maximum, holding one second of it.
+* heat splits (adaptive model, both modes): a partition that ran at >= 80 % of a ceiling (or
+  was throttled by it) for SPLIT_SECONDS (30) consecutive seconds asks for a split, unless one
+  partition-key value carries at least half of its traffic (a split cannot separate a key's
+  items). The split doubles the partition count (equal token ranges: every range halves).
+The classic model (opt-in): no table-level bucket; each partition has a provisioned share
+(rate / partitions, `burst_seconds` of it) besides its ceiling, and no heat splits.
+
+A request is admitted while every bucket it needs has a positive balance, then charged its
+exact units (a large item may leave a bucket in debt). `burst_seconds` or `partition_burst`
+of 0 keep one second of the rate: no burst at all.
+
+Records (read by `report`): totals, per-second units over the last RING (300) seconds, throttle
+events by cause, units admitted beyond the provisioned rate (provisioned tables) or beyond the
+ceiling (partitions) within a second, i.e. thanks to burst, and exact per-partition-key counts.
+
+The hot path: each partition's `gates` (per direction) are the buckets a request on it needs, in
+the order they are checked (table, maximum, classic share, ceiling), each knowing the throttle
+cause it stands for; `refusal` refills and checks them, `charge` takes units from them.
+
+Deferred records: a charge only takes its units from the buckets (admission needs them at once)
+and appends (partition, direction, units, key) to the meter's `log`; `flush` adds the log to the
+records, in order, before anything reads them (a new second, a throttle, a resize, `totals`,
+the report) and whenever the log reaches LOG_LIMIT entries. Every log entry belongs to second
+`sec` (a new second flushes first), so the records come out exactly as if kept per charge; a
+request touches the buckets only, not the partition's records scattered over memory.
+"""
+from __future__ import annotations
+
+import math
+from typing import Callable
+
+from dynalocal.capacity.bucket import Bucket
+
+CEILING = (3000.0, 1000.0)  # what one partition sustains per second: (read, write)
+NEW_ON_DEMAND = (12000.0, 4000.0)  # warm throughput of a new on-demand table or GSI
+TABLE_QUOTA = 40000.0  # default per-table on-demand quota (DescribeLimits), per direction
+RING = 300  # seconds of per-second records
+PEAK_WINDOW = 30  # seconds averaged to measure a sustained peak
+SPLIT_SECONDS = 30  # consecutive hot seconds before a partition asks for a split
+HOT_FRACTION = 0.8  # of a partition's ceiling: a second at or above it is hot
+ONE_KEY_FRACTION = 0.5  # a partition whose hottest key has this share of its units is not split
+KEY_LIMIT = 1000  # partition keys counted per partition before the coldest half is folded
+LOG_LIMIT = 1024  # charges kept in a meter's log before they are added to its records
+
+READ, WRITE = 0, 1
+DIRECTIONS = ("read", "write")
+
+# Why a request was throttled (recorded per meter and partition; see WIRE_REASON).
+KEY_RANGE = "key_range"  # a partition's ceiling (hot key range)
+TABLE_RATE = "table_rate"  # a provisioned table's (or GSI's) rate and burst spent
+PARTITION_SHARE = "partition_share"  # classic model: the partition's 1/N share spent
+ON_DEMAND_SCALING = "on_demand_scaling"  # above 2x the previous peak of an on-demand table
+ON_DEMAND_MAX = "on_demand_max"  # the table's OnDemandThroughput maximum
+ACCOUNT_LIMIT = "account_limit"  # the per-table on-demand quota
+GSI_BACKPRESSURE = "gsi_backpressure"  # on a base table: a GSI could not take the write
+CAUSES = (KEY_RANGE, TABLE_RATE, PARTITION_SHARE, ON_DEMAND_SCALING, ON_DEMAND_MAX, ACCOUNT_LIMIT, GSI_BACKPRESSURE)
+
+# The LimitType of the wire's ThrottlingReasons. AWS throttles on-demand tables growing past
+# twice their peak at the partitions that have not split yet: a key-range reason.
+WIRE_REASON = {KEY_RANGE: "KeyRangeThroughputExceeded", TABLE_RATE: "ProvisionedThroughputExceeded",
+               PARTITION_SHARE: "ProvisionedThroughputExceeded", ON_DEMAND_SCALING: "KeyRangeThroughputExceeded",
+               ON_DEMAND_MAX: "MaxOnDemandThroughputExceeded", ACCOUNT_LIMIT: "AccountLimitExceeded"}
+
+
+def _zero(ring: list, last: int, sec: int) -> None:
+    """Clear the slots of the seconds after `last` up to `sec` (they saw nothing)."""
+    for s in range(last + 1, min(sec, last + RING) + 1):
+        ring[s % RING] = 0
+
+
+class PartMeter:
+    """Ceiling buckets, classic share buckets and records of one partition."""
+
+    __slots__ = ("cap", "share", "units", "requests", "burst", "ring", "sec", "throttles", "throttle_ring",
+                 "keys", "other", "folded", "hot_secs", "throttled_sec", "since")
+
+    def __init__(self, partition_burst: float, share: tuple[float, float] | None, burst: float, now: float) -> None:
+        self.cap = [Bucket(c, c * max(partition_burst, 1.0), now, KEY_RANGE) for c in CEILING]
+        self.share = [Bucket(r, r * max(burst, 1.0), now, PARTITION_SHARE) for r in share] if share is not None else None
+        self.units = [0.0, 0.0]
+        self.requests = [0, 0]
+        self.burst = [0.0, 0.0]  # units beyond the ceiling within a second, seconds before `sec`
+        self.ring = ([0.0] * RING, [0.0] * RING)
+        self.sec = int(now)
+        self.throttles: tuple[dict, dict] = ({}, {})  # cause -> events, per direction
+        self.throttle_ring: tuple[list, list] | None = None  # allocated at the first throttle
+        self.keys: dict[bytes, list] = {}  # pk prefix -> [read units, write units, reads, writes, last second]
+        self.other = [0.0, 0.0, 0, 0]  # folded keys' counts
+        self.folded = 0  # keys folded into `other`
+        self.hot_secs = 0
+        self.throttled_sec = -1  # last second with a key-range throttle
+        self.since = now
+
+    def roll(self, sec: int) -> None:
+        """A new second: count the last one's units beyond the ceiling (admitted thanks to burst)."""
+        last = self.sec
+        i = last % RING
+        for d in (READ, WRITE):
+            over = self.ring[d][i] - CEILING[d]
+            if over > 0:
+                self.burst[d] += over
+        _zero(self.ring[0], last, sec)
+        _zero(self.ring[1], last, sec)
+        if self.throttle_ring is not None:
+            _zero(self.throttle_ring[0], last, sec)
+            _zero(self.throttle_ring[1], last, sec)
+        self.sec = sec
+
+    def new_key(self, pk: bytes) -> list:
+        if len(self.keys) >= KEY_LIMIT:
+            self.fold()
+        counts = self.keys[pk] = [0.0, 0.0, 0, 0, 0]
+        return counts
+
+    def fold(self) -> None:
+        """Keep the hottest half of the counted keys; add the others' counts to `other`."""
+        ranked = sorted(self.keys.items(), key=lambda kv: kv[1][0] + kv[1][1], reverse=True)
+        keep = KEY_LIMIT // 2
+        for _, c in ranked[keep:]:
+            for i in range(4):
+                self.other[i] += c[i]
+        self.folded += len(ranked) - keep
+        self.keys = dict(ranked[:keep])
+
+    def totals(self) -> tuple[list, list, list]:
+        """(units, requests, burst units) per direction, the current second's burst included."""
+        i = self.sec % RING
+        burst = [b + max(0.0, self.ring[d][i] - CEILING[d]) for d, b in enumerate(self.burst)]
+        return list(self.units), list(self.requests), burst
+
+    def one_key_dominates(self) -> bool:
+        """Whether one partition-key value carries ONE_KEY_FRACTION of the units counted for the
+        keys now in this partition (counts since each key was first seen: they move with splits)."""
+        if not self.keys:
+            return False
+        units = [c[0] + c[1] for c in self.keys.values()]
+        total = sum(units) + self.other[0] + self.other[1]
+        return total > 0 and max(units) >= ONE_KEY_FRACTION * total
+
+
+class Meter:
+    """Buckets and records of one table or GSI (LSIs are the table's)."""
+
+    def __init__(self, table: str, index: str | None, partitions: int, provisioned: tuple[float, float] | None,
+                 classic: bool, burst: float, partition_burst: float, warm: tuple[float, float] | None,
+                 maximum: tuple[float | None, float | None], now: float) -> None:
+        self.table_name, self.index = table, index
+        self.burst_seconds, self.partition_burst = burst, partition_burst
+        self.provisioned = provisioned
+        self.classic = classic and provisioned is not None
+        self.warm = warm or NEW_ON_DEMAND  # declared (or default) warm throughput
+        self.peak = [0.0, 0.0]
+        self.ceiling = list(self.warm)
+        self.table: list[Bucket | None] = [None, None]
+        self.table_cause = [TABLE_RATE, TABLE_RATE]
+        self.maximum: list[Bucket | None] = [None, None]
+        self.rate: tuple[float, float] | None = provisioned  # for units admitted thanks to burst
+        self.retired = ([0.0, 0.0], [0, 0])  # units and requests of partition meters replaced by a resize
+        self.burst = [0.0, 0.0]  # provisioned: units beyond the rate within a second, before `sec`
+        self.ring = ([0.0] * RING, [0.0] * RING)
+        self.sec = int(now)
+        self.sec_start, self.sec_end = float(self.sec), self.sec + 1.0  # now in [start, end): int(now) == sec
+        self.throttles: tuple[dict, dict] = ({}, {})
+        self.throttle_ring = ([0] * RING, [0] * RING)
+        self.splits = 0
+        self.split_floor = 0  # partition count heat splits asked for
+        self.pending = False  # a split or growth waits for the next request boundary to re-partition
+        self.on_pending: Callable[[], None] | None = None  # tells the registry (see _ask_layout)
+        self.parts: list[PartMeter] = []
+        self.gates: tuple[list, list] = ([], [])  # per direction, per partition: the buckets a request needs
+        self.log: list[tuple[int, int, float, bytes | None]] = []  # charges not yet in the records (see flush)
+        self.layout: object = None  # the store's partitions list the parts were built for
+        self.since = now
+        self.configure(partitions, provisioned, classic, warm, maximum, now)
+
+    # -- configuration ------------------------------------------------------------------------
+
+    def configure(self, partitions: int, provisioned: tuple[float, float] | None, classic: bool,
+                  warm: tuple[float, float] | None, maximum: tuple[float | None, float | None], now: float) -> None:
+        """Apply settings from `now` (UpdateTable, tags); balances are kept where buckets remain."""
+        self.provisioned, self.rate = provisioned, provisioned
+        self.classic = classic and provisioned is not None
+        self.warm = warm or NEW_ON_DEMAND
+        if provisioned is not None:
+            rates = provisioned if not self.classic else (None, None)
+            seconds = max(self.burst_seconds, 1.0)
+            self.table_cause = [TABLE_RATE, TABLE_RATE]
+        else:
+            self.ceiling = [self._ceiling(d) for d in (READ, WRITE)]
+            rates = tuple(self.ceiling)
+            seconds = max(self.partition_burst, 1.0)
+            self.table_cause = [ACCOUNT_LIMIT if c >= TABLE_QUOTA > self.warm[d] else ON_DEMAND_SCALING
+                                for d, c in enumerate(self.ceiling)]
+        for d in (READ, WRITE):
+            self.table[d] = _bucket(self.table[d], rates[d], rates[d] * seconds if rates[d] else 0, now,
+                                    self.table_cause[d])
+            top = maximum[d] if provisioned is None else None
+            self.maximum[d] = _bucket(self.maximum[d], top, top, now, ON_DEMAND_MAX)
+        if len(self.parts) != partitions or any((p.share is None) == self.classic for p in self.parts):
+            self.resize(partitions, now)
+        elif self.classic:
+            for part in self.parts:
+                for d in (READ, WRITE):
+                    rate = provisioned[d] / partitions  # type: ignore[index]
+                    part.share[d].reconfigure(rate, rate * max(self.burst_seconds, 1.0), now)  # type: ignore[index]
+        self._gate()
+
+    def _gate(self) -> None:
+        """Each partition's gates: the table-level buckets, then its share (classic) and ceiling."""
+        for d in (READ, WRITE):
+            front = tuple(b for b in (self.table[d], self.maximum[d]) if b is not None)
+            self.gates[d][:] = [front + ((part.share[d],) if part.share is not None else ()) + (part.cap[d],)
+                                for part in self.parts]
+
+    def _ceiling(self, d: int) -> float:
+        grown = min(2 * self.peak[d], TABLE_QUOTA)
+        return max(self.warm[d], grown)
+
+    def partitions_needed(self) -> int:
+        """What the current on-demand ceiling (or heat splits) needs, in partitions."""
+        need = self.split_floor
+        if self.provisioned is None:
+            need = max(need, math.ceil(self.ceiling[0] / CEILING[0]), math.ceil(self.ceiling[1] / CEILING[1]))
+        return need
+
+    def resize(self, partitions: int, now: float, keys_to: object = None) -> None:
+        """New partition meters (a changed layout): ceiling balances and classic shares carry over
+        proportionally, per-key counts move to the partition that now owns the key (`keys_to`
+        maps a key prefix to its partition index); per-partition per-second records restart."""
+        self.flush()  # the log's partition numbers are the old layout's
+        old = self.parts
+        share = None
+        if self.classic:
+            share = (self.provisioned[0] / partitions, self.provisioned[1] / partitions)  # type: ignore[index]
+        self.parts = [PartMeter(self.partition_burst, share, self.burst_seconds, now) for _ in range(partitions)]
+        for part in old:
+            for d in (READ, WRITE):
+                self.retired[0][d] += part.units[d]
+                self.retired[1][d] += part.requests[d]
+        if not old:
+            self._gate()
+            return
+        for d in (READ, WRITE):
+            fraction = _fill(b.cap[d] for b in old)
+            for part in self.parts:
+                part.cap[d].tokens = part.cap[d].capacity * fraction
+            if share is not None and all(p.share is not None for p in old):
+                fraction = _fill(p.share[d] for p in old)  # type: ignore[index]
+                for part in self.parts:
+                    part.share[d].tokens = part.share[d].capacity * fraction  # type: ignore[index]
+        if keys_to is not None:
+            for part in old:
+                for pk, counts in part.keys.items():
+                    target = self.parts[keys_to(pk)]  # type: ignore[operator]
+                    if len(target.keys) < KEY_LIMIT:
+                        target.keys[pk] = counts
+        self._gate()
+
+    # -- the hot path -------------------------------------------------------------------------
+
+    def refusal(self, d: int, p: int, now: float) -> str | None:
+        """Refill the buckets a request on partition `p` needs; None to admit it, else the cause."""
+        for b in self.gates[d][p]:
+            if now > b.stamp:  # Bucket.available, inlined: per request
+                tokens = b.tokens + (now - b.stamp) * b.rate
+                b.tokens = tokens if tokens < b.capacity else b.capacity
+                b.stamp = now
+            if b.tokens <= 0:
+                return b.cause
+        return None
+
+    def charge(self, d: int, p: int, units: float, pk: bytes | None, now: float) -> None:
+        """Take `units` from the buckets of partition `p`; log them (against key `pk`) for the records."""
+        for b in self.gates[d][p]:
+            b.tokens -= units
+        if now >= self.sec_end or now < self.sec_start:  # int(now) != sec, without the call
+            self.roll(int(now))
+        log = self.log
+        log.append((p, d, units, pk))
+        if len(log) >= LOG_LIMIT:
+            self.flush()
+
+    def flush(self) -> None:
+        """Add the logged charges (all of second `sec`) to the records, in the order they were made."""
+        log = self.log
+        if not log:
+            return
+        self.log = []
+        sec = self.sec
+        i = sec % RING
+        reads, writes = self.ring
+        r, w = reads[i], writes[i]  # the meter's slots, summed in charge order as before
+        parts = self.parts
+        for p, d, units, pk in log:
+            if d:
+                w += units
+            else:
+                r += units
+            part = parts[p]
+            if part.sec != sec:
+                part.roll(sec)
+            part.ring[d][i] += units
+            part.units[d] += units
+            part.requests[d] += 1
+            if pk is not None:
+                counts = part.keys.get(pk)
+                if counts is None:
+                    counts = part.new_key(pk)
+                counts[d] += units
+                counts[d + 2] += 1
+                counts[4] = sec
+        reads[i], writes[i] = r, w
+
+    def record_throttle(self, d: int, p: int, cause: str, now: float) -> None:
+        """Count a throttle event of `cause` on partition `p` (p < 0: not tied to a partition)."""
+        self.flush()  # the records in the order events happened (a throttle is rare: no need to defer it)
+        sec = int(now)
+        if sec != self.sec:
+            self.roll(sec)
+        counts = self.throttles[d]
+        counts[cause] = counts.get(cause, 0) + 1
+        self.throttle_ring[d][sec % RING] += 1
+        if p < 0:
+            return
+        part = self.parts[p]
+        if part.sec != sec:
+            part.roll(sec)
+        if part.throttle_ring is None:
+            part.throttle_ring = ([0] * RING, [0] * RING)
+        counts = part.throttles[d]
+        counts[cause] = counts.get(cause, 0) + 1
+        part.throttle_ring[d][sec % RING] += 1
+        if cause == KEY_RANGE:
+            part.throttled_sec = sec
+
+    # -- once a second ------------------------------------------------------------------------
+
+    def totals(self) -> tuple[list, list, list]:
+        """(units, requests, burst units) per direction since the meter was created; burst units
+        are those beyond the provisioned rate within a second (0 on demand)."""
+        self.flush()
+        units, requests = list(self.retired[0]), list(self.retired[1])
+        for part in self.parts:
+            for d in (READ, WRITE):
+                units[d] += part.units[d]
+                requests[d] += part.requests[d]
+        burst = list(self.burst)
+        if self.rate is not None:
+            i = self.sec % RING
+            for d in (READ, WRITE):
+                burst[d] += max(0.0, self.ring[d][i] - self.rate[d])
+        return units, requests, burst
+
+    def roll(self, sec: int) -> None:
+        """A new second: judge the one that ended (burst, peak, heat), clear the records' new slots."""
+        self.flush()  # the log is the ending second's
+        last = self.sec
+        self.sec = sec
+        self.sec_start, self.sec_end = float(sec), sec + 1.0
+        if self.rate is not None:
+            i = last % RING
+            for d in (READ, WRITE):
+                over = self.ring[d][i] - self.rate[d]
+                if over > 0:
+                    self.burst[d] += over
+        self._judge(last, sec - last)
+        for ring in (*self.ring, *self.throttle_ring):
+            _zero(ring, last, sec)
+
+    def _judge(self, last: int, gap: int) -> None:
+        if self.provisioned is None:
+            grew = False
+            for d in (READ, WRITE):
+                ring = self.ring[d]
+                window = min(PEAK_WINDOW, RING)
+                average = sum(ring[(last - k) % RING] for k in range(window)) / window
+                if average > self.peak[d]:
+                    self.peak[d] = average
+                    ceiling = self._ceiling(d)
+                    if ceiling > self.ceiling[d]:
+                        self.ceiling[d] = ceiling
+                        grew = True
+            if grew:
+                self._ask_layout()  # the registry re-applies the ceiling and partition count
+        if self.classic:
+            return
+        for part in self.parts:
+            hot = gap == 1 and (part.throttled_sec == last or (part.sec == last and any(
+                part.ring[d][last % RING] >= HOT_FRACTION * CEILING[d] for d in (READ, WRITE))))
+            part.hot_secs = part.hot_secs + 1 if hot else 0
+            if part.hot_secs >= SPLIT_SECONDS:
+                part.hot_secs = 0
+                if not part.one_key_dominates():
+                    self.splits += 1
+                    self.split_floor = max(self.split_floor, 2 * len(self.parts))
+                    self._ask_layout()
+
+    def _ask_layout(self) -> None:
+        """Ask for a new layout. It is applied between requests (`Capacity.settle`), never while
+        a request runs: a handler looks a key's partition up once and uses it to the end."""
+        self.pending = True
+        if self.on_pending is not None:
+            self.on_pending()
+
+
+def _bucket(current: Bucket | None, rate: float | None, capacity: float | None, now: float,
+            cause: str) -> Bucket | None:
+    """A bucket with this rate (None: no bucket) standing for `cause`, reusing `current`'s balance
+    when there is one."""
+    if rate is None or rate <= 0:
+        return None
+    if current is None:
+        return Bucket(rate, capacity, now, cause)  # type: ignore[arg-type]
+    current.reconfigure(rate, capacity, now)  # type: ignore[arg-type]
+    current.cause = cause
+    return current
+
+
+def _fill(buckets) -> float:
+    buckets = list(buckets)
+    total = sum(b.capacity for b in buckets)
+    return sum(max(0.0, b.tokens) for b in buckets) / total if total > 0 else 1.0

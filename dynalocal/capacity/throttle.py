@@ -1,0 +1,136 @@
+"""A throttle event: the DynamoDB error it becomes, and the server's rate-limited summary line.
+
+Errors follow capacity.md §7: provisioned tables answer ProvisionedThroughputExceededException
+(member `ThrottlingReasons`), on-demand ones ThrottlingException (member `throttlingReasons`,
+so spelled in botocore's model); the reason is Table|Index + Read|Write + the cause's limit type.
+
+The log: at most one line per table every LOG_INTERVAL seconds (of the capacity clock). The
+first throttle of a quiet table logs at once; later ones are counted and summarised by the
+next line: events by cause since the last line, the hottest partition key of the partition
+last throttled, and what to do about it in the current mode.
+"""
+from __future__ import annotations
+
+import base64
+import logging
+
+from dynalocal.errors import DynamoError, ProvisionedThroughputExceededException, ThrottlingException
+from dynalocal.storage.database import TableEntry
+from dynalocal.capacity.meter import (ACCOUNT_LIMIT, GSI_BACKPRESSURE, KEY_RANGE, ON_DEMAND_MAX, ON_DEMAND_SCALING,
+                    PARTITION_SHARE, TABLE_RATE, WIRE_REASON, Meter)
+
+log = logging.getLogger("dynalocal.capacity")
+LOG_INTERVAL = 10.0
+
+TABLE_MESSAGE = ("The level of configured provisioned throughput for the table was exceeded. "
+                 "Consider increasing your provisioning level with the UpdateTable API.")
+INDEX_MESSAGE = ("The level of configured provisioned throughput for one or more global secondary indexes of the "
+                 "table was exceeded. Consider increasing your provisioning level for the under-provisioned global "
+                 "secondary indexes with the UpdateTable API")
+ON_DEMAND_MESSAGE = ("Throughput exceeds the current capacity of your table or index. DynamoDB is automatically "
+                     "scaling your table or index so please try again shortly. If exceptions persist, check if you "
+                     "have a hot key: https://docs.aws.amazon.com/amazondynamodb/latest/developerguide/bp-partition-key-design.html")
+ON_DEMAND_INDEX_MESSAGE = ("Throughput exceeds the current capacity for one or more global secondary indexes. "
+                           "DynamoDB is automatically scaling your index so please try again shortly.")
+KIND = ("Read", "Write")
+
+
+def throttle_error(entry: TableEntry, m: Meter, d: int, cause: str) -> DynamoError:
+    """The exception DynamoDB answers for a throttle of `cause` on meter `m` (table or GSI)."""
+    index = m.index
+    scope = "Index" if index else "Table"
+    resource = entry.arn + (f"/index/{index}" if index else "")
+    reasons = [{"reason": f"{scope}{KIND[d]}{WIRE_REASON[cause]}", "resource": resource}]
+    if m.provisioned is not None:
+        return ProvisionedThroughputExceededException(INDEX_MESSAGE if index else TABLE_MESSAGE,
+                                                      ThrottlingReasons=reasons)
+    return ThrottlingException(ON_DEMAND_INDEX_MESSAGE if index else ON_DEMAND_MESSAGE, throttlingReasons=reasons)
+
+
+class ThrottleLog:
+    """One table's running summary of throttle events since its last log line."""
+
+    __slots__ = ("last", "counts")
+
+    def __init__(self) -> None:
+        self.last = float("-inf")
+        self.counts: dict[tuple[str | None, int, str], int] = {}  # (GSI or None, direction, cause) -> events
+
+
+def note(tm, m: Meter, d: int, p: int, cause: str, mode: str, now: float) -> None:
+    """Count a throttle event for the table's log; write the summary line when one is due."""
+    state = tm.log
+    if state is None:
+        state = tm.log = ThrottleLog()
+    key = (m.index, d, cause)
+    state.counts[key] = state.counts.get(key, 0) + 1
+    if now - state.last < LOG_INTERVAL:
+        return
+    state.last = now
+    counts, state.counts = state.counts, {}
+    _write(tm.entry, m, d, p, cause, counts, mode)
+
+
+def _write(entry: TableEntry, m: Meter, d: int, p: int, cause: str, counts: dict, mode: str) -> None:
+    unit = ("RCU", "WCU")[d]
+    what = f"global secondary index {m.index} of table {entry.name}" if m.index else f"table {entry.name}"
+    verb = "throttled" if mode == "enforce" else "would have throttled"
+    summary = ", ".join(f"{n} {('read', 'write')[dd]}{'s' if n > 1 else ''} ({'GSI ' + g + ': ' if g else ''}{c})"
+                        for (g, dd, c), n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    hot = _hottest(entry, m, p) if p >= 0 else None
+    where = f" on partition {p} of {len(m.parts)}" if p >= 0 else ""
+    why, fix = _explain(entry, m, d, cause, unit)
+    tail = ("Requests were refused as DynamoDB would refuse them; to only record them, start dynalocal with "
+            "--throttling report." if mode == "enforce" else "Nothing was refused (--throttling report).")
+    log.warning("%s %s%s: %s%s. %s. To change it: %s. %s Per-partition figures: GET /_dynalocal/tables/%s/partitions",
+                verb, what, where, summary, f"; hottest key there: {hot}" if hot else "", why, fix, tail, entry.name)
+
+
+def _explain(entry: TableEntry, m: Meter, d: int, cause: str, unit: str) -> tuple[str, str]:
+    member = ("ReadCapacityUnits", "WriteCapacityUnits")[d]
+    gsi = f" (GlobalSecondaryIndexUpdates for {m.index})" if m.index else ""
+    if cause == TABLE_RATE:
+        rate = m.provisioned[d] if m.provisioned else 0
+        return (f"{rate:g} provisioned {unit}/s and its burst capacity are spent",
+                f"raise {member} with UpdateTable{gsi}")
+    if cause == PARTITION_SHARE:
+        rate = (m.provisioned[d] if m.provisioned else 0) / len(m.parts)
+        return (f"classic model: each of {len(m.parts)} partitions gets {rate:g} {unit}/s and its burst is spent",
+                f"raise {member} with UpdateTable{gsi}, spread the load over more partition keys, "
+                "or use the adaptive model")
+    if cause == KEY_RANGE:
+        return (f"one partition sustains {('3000', '1000')[d]} {unit}/s (plus a {m.partition_burst:g} s burst)",
+                "spread the load over more partition keys (a hot key stays capped; more capacity does not help)")
+    if cause == ON_DEMAND_SCALING:
+        return (f"the on-demand table serves up to {m.ceiling[d]:g} {unit}/s now (warm throughput, or twice its "
+                "previous peak) and grows with sustained traffic",
+                "raise WarmThroughput with UpdateTable, or ramp traffic up gradually")
+    if cause == ON_DEMAND_MAX:
+        return ("its OnDemandThroughput maximum is reached", "raise or remove OnDemandThroughput with UpdateTable")
+    if cause == ACCOUNT_LIMIT:
+        return ("the per-table on-demand quota is reached", "spread the load over more tables")
+    if cause == GSI_BACKPRESSURE:
+        return ("a global secondary index could not absorb the write", "give the index more write capacity")
+    return cause, "see the per-partition figures"
+
+
+def _hottest(entry: TableEntry, m: Meter, p: int) -> str | None:
+    m.flush()
+    keys = m.parts[p].keys if p < len(m.parts) else {}
+    if not keys:
+        return None
+    pk, counts = max(keys.items(), key=lambda kv: kv[1][0] + kv[1][1])
+    index = entry.table.indexes.get(m.index) if m.index else None
+    kind = index.schema.hash_type if index is not None else entry.table.schema.hash_type
+    return f"{show_key(kind, pk)} ({counts[0]:g} RCU, {counts[1]:g} WCU)"
+
+
+def show_key(kind: str, pk_prefix: bytes) -> str:
+    """A partition key value, from a key prefix token(8)|len(2)|bytes, as text (B: base64)."""
+    raw = pk_prefix[10:]
+    if kind == "B":
+        return base64.b64encode(raw).decode()
+    return raw.decode("utf-8", "replace")
+
+
+__all__ = ["throttle_error", "note", "show_key", "LOG_INTERVAL", "ON_DEMAND_MAX", "GSI_BACKPRESSURE"]

@@ -1,0 +1,1 @@
+"""The command line: serve, report, streams tail, repair and the container health check."""

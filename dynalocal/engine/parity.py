@@ -1,0 +1,77 @@
+"""Control-plane reads infrastructure tools make: backups, contributor insights, Kinesis streaming."""
+from __future__ import annotations
+
+import time
+
+from dynalocal.errors import ResourceNotFoundException, TableNotFoundException
+from dynalocal.engine.context import Context
+from dynalocal.engine.common import control_table, scoped_names, table_name
+
+
+def _backup_table(ctx: Context, name: str):
+    """The table of a continuous-backups call; missing is TableNotFoundException, as DynamoDB answers."""
+    try:
+        return control_table(ctx, name)
+    except ResourceNotFoundException:
+        raise TableNotFoundException(f"Table not found: {table_name(name)}") from None
+
+
+def describe_continuous_backups(ctx: Context, body: dict) -> dict:
+    entry = _backup_table(ctx, body["TableName"])
+    pitr = {"PointInTimeRecoveryStatus": "ENABLED" if entry.point_in_time_recovery else "DISABLED"}
+    if entry.point_in_time_recovery:
+        pitr.update(RecoveryPeriodInDays=35, EarliestRestorableDateTime=entry.created,
+                    LatestRestorableDateTime=time.time())
+    # On-demand backups are always available in DynamoDB, so ContinuousBackupsStatus is ENABLED.
+    return {"ContinuousBackupsDescription": {"ContinuousBackupsStatus": "ENABLED",
+                                             "PointInTimeRecoveryDescription": pitr}}
+
+
+def update_continuous_backups(ctx: Context, body: dict) -> dict:
+    entry = _backup_table(ctx, body["TableName"])
+    entry.point_in_time_recovery = body["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"]
+    return describe_continuous_backups(ctx, body)
+
+
+def describe_contributor_insights(ctx: Context, body: dict) -> dict:
+    """Status only: the figures themselves are served at GET /_dynalocal/tables/<table>/partitions."""
+    entry = control_table(ctx, body["TableName"])
+    index = body.get("IndexName")
+    status = entry.contributor_insights.get(index, "DISABLED")
+    out = {"TableName": entry.name, "ContributorInsightsStatus": status}
+    if index:
+        out["IndexName"] = index
+    if status == "ENABLED":
+        rule = f"DynamoDBContributorInsights-PKC-{entry.name}"
+        out["ContributorInsightsRuleList"] = [rule]
+        out["LastUpdateDateTime"] = entry.created
+    return out
+
+
+def update_contributor_insights(ctx: Context, body: dict) -> dict:
+    entry = control_table(ctx, body["TableName"])
+    index = body.get("IndexName")
+    enable = body["ContributorInsightsAction"] == "ENABLE"
+    entry.contributor_insights[index] = "ENABLED" if enable else "DISABLED"
+    out = {"TableName": entry.name, "ContributorInsightsStatus": "ENABLING" if enable else "DISABLING"}
+    if index:
+        out["IndexName"] = index
+    return out
+
+
+def list_contributor_insights(ctx: Context, body: dict) -> dict:
+    names = [body["TableName"]] if body.get("TableName") else sorted(scoped_names(ctx, ctx.db.tables))
+    summaries = []
+    for name in names:
+        entry = control_table(ctx, name)
+        for index, status in entry.contributor_insights.items():
+            summary = {"TableName": entry.name, "ContributorInsightsStatus": status}
+            if index:
+                summary["IndexName"] = index
+            summaries.append(summary)
+    return {"ContributorInsightsSummaries": summaries}
+
+
+def describe_kinesis_streaming_destination(ctx: Context, body: dict) -> dict:
+    entry = control_table(ctx, body["TableName"])
+    return {"TableName": entry.name, "KinesisDataStreamDestinations": []}

@@ -1,0 +1,1 @@
+"""PartiQL operations: ExecuteStatement, BatchExecuteStatement, ExecuteTransaction, planned onto the item operations."""

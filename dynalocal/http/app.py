@@ -1,0 +1,237 @@
+"""The application: DynamoDB's JSON protocol on POST /, health and admin routes beside it.
+
+`DynamoApp.respond` answers one DynamoDB request; dynalocal's own HTTP layer
+(protocol.py) calls it inline for every `POST /`. The app is also an ASGI callable: the
+HTTP layer sends every other route through it (health, 404s, and the admin routes of a small
+Starlette app), and it serves the whole protocol, POST / included, when dynalocal is
+embedded under another ASGI server. Handlers are synchronous and run on the event loop
+thread, one at a time, which makes every request atomic with respect to the others.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+
+from orjson import JSONDecodeError, dumps, loads
+
+from dynalocal.errors import (DynamoError, InternalServerError, SerializationException,
+                      UnknownOperationException)
+from dynalocal.http import codec
+from dynalocal.http.codec import JSON_TYPE, JSON_TYPES
+from dynalocal.engine.context import Context
+from dynalocal.engine.operations import HANDLERS, KNOWN_OPERATIONS, STREAM_HANDLERS, STREAMS_PREFIX
+from dynalocal.engine.ttl import sweep_expired
+from dynalocal.engine.validation import validate
+
+log = logging.getLogger("dynalocal")
+
+MAX_BODY = 16 * 1024 * 1024
+TARGET_PREFIXES = ("DynamoDB_20120810.", "DynamoDB_20111205.")
+NOT_FOUND_BODY = b"<UnknownOperationException/>\n"
+
+
+def dispatch(ctx: Context, target: str | None, raw: bytes) -> tuple[int, bytes]:
+    """Decode, route, validate and run one request; return (status, body). Never raises."""
+    status, body, _ = respond(ctx, target, JSON_TYPE, raw)
+    return status, body
+
+
+def respond(ctx: Context, target: str | None, content_type: bytes | None, raw: bytes) -> tuple[int, bytes, bytes]:
+    """Answer one complete DynamoDB request body: (status, body, content type). Never raises.
+
+    The HTTP layer's one call per request: content type, JSON decoding, routing, validation,
+    the handler and encoding, in one function (each Python call counts on this path)."""
+    if raw and content_type not in JSON_TYPES:
+        return 404, NOT_FOUND_BODY, b"text/plain"
+    try:
+        body = loads(raw) if raw else None
+    except JSONDecodeError:
+        return *_error(SerializationException()), JSON_TYPE
+    route = _ROUTES.get(target)  # type: ignore[arg-type]
+    if route is None:
+        route = _route(target)
+        if route is None:
+            return *_error(UnknownOperationException()), JSON_TYPE
+    operation, handler = route
+    if ctx.capacity.due:  # a split or growth asked for: applied between requests, never within one
+        ctx.capacity.settle()
+    try:
+        if type(body) is not dict:
+            raise SerializationException() if body is None else SerializationException(
+                "Start of list found where not expected" if isinstance(body, list) else "Unexpected value type in payload")
+        if handler is None:
+            raise UnknownOperationException(f"dynalocal does not implement {operation} yet")
+        validate(operation, body)
+        if None in body.values():  # hardening: a JSON null member counts as absent, as in DynamoDB
+            body = {k: v for k, v in body.items() if v is not None}
+        result = handler(ctx, body)
+        return 200, result if type(result) is bytes else dumps(result), JSON_TYPE
+    except DynamoError as err:
+        return *_error(err), JSON_TYPE
+    except Exception:  # a bug: answer like DynamoDB's 500, keep serving
+        log.exception("internal error in %s", operation)
+        return *_error(InternalServerError("Internal server error")), JSON_TYPE
+
+
+# X-Amz-Target -> (operation, handler or None): filled as targets are first seen.
+_ROUTES: dict[str, tuple[str, object]] = {}
+
+
+def _route(target: str | None) -> tuple[str, object] | None:
+    """(operation, handler) for a target of either API, or None when it names no known operation."""
+    if not target:
+        return None
+    if target.startswith(TARGET_PREFIXES) and target[18:] in KNOWN_OPERATIONS:
+        route = (target[18:], HANDLERS.get(target[18:]))
+    elif target.startswith(STREAMS_PREFIX) and target[25:] in STREAM_HANDLERS:
+        route = (target[25:], STREAM_HANDLERS[target[25:]])
+    else:
+        return None
+    _ROUTES[target] = route
+    return route
+
+
+def _error(err: DynamoError) -> tuple[int, bytes]:
+    return err.status, codec.error_body(err)
+
+
+class DynamoApp:
+    """ASGI entry point."""
+
+    def __init__(self, ctx: Context | None = None) -> None:
+        self.ctx = ctx or Context()
+        self._admin = None  # the Starlette app for /_dynalocal/, built on first use (keeps startup short)
+        self._sweeper: asyncio.Task | None = None
+
+    async def __call__(self, scope, receive, send) -> None:
+        if scope["type"] == "lifespan":
+            await self._lifespan(receive, send)
+            return
+        if scope["type"] == "http" and scope["method"] == "POST" and scope["path"] == "/":
+            await self._dynamo(scope, receive, send)
+        elif scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == "/":
+            await _send(send, 200, self.health_body(dict(scope["headers"]).get(b"host")), b"text/plain")
+        elif scope["type"] == "http" and not scope["path"].startswith("/_dynalocal/"):
+            await _send(send, 404, NOT_FOUND_BODY, b"text/plain")
+        else:
+            await self.admin()(scope, receive, send)
+
+    def health_body(self, host: bytes | None) -> bytes:
+        """`GET /`: `healthy: <the host:port the client addressed>`, as DynamoDB answers (its Host header)."""
+        if not host:
+            host = f"{self.ctx.settings.host}:{self.ctx.settings.port}".encode()
+        return b"healthy: " + host
+
+    def admin(self):
+        """The Starlette app serving dynalocal's own endpoints."""
+        if self._admin is None:
+            from starlette.applications import Starlette
+
+            from dynalocal.admin.routes import admin_routes
+            from dynalocal.admin.guard import AdminGuard
+
+            settings = self.ctx.settings
+            self._admin = AdminGuard(Starlette(routes=admin_routes(self.ctx)), settings.host, settings.admin_token)
+        return self._admin
+
+    async def _lifespan(self, receive, send) -> None:
+        """ASGI lifespan (when embedded): `startup` and `shutdown` around the server's life."""
+        while True:
+            message = await receive()
+            if message["type"] == "lifespan.startup":
+                try:
+                    await self.startup()
+                except Exception as err:
+                    await send({"type": "lifespan.startup.failed", "message": str(err)})
+                    return
+                await send({"type": "lifespan.startup.complete"})
+            elif message["type"] == "lifespan.shutdown":
+                await self.shutdown()
+                await send({"type": "lifespan.shutdown.complete"})
+                return
+
+    async def startup(self) -> None:
+        """Before the first request: run the start-up hooks (e.g. --init seed data), start the TTL sweeper.
+
+        A failing hook is logged and raised: the server must not start half-seeded.
+        """
+        try:
+            for hook in self.ctx.startup:
+                await hook()
+        except Exception as err:
+            log.error("dynalocal could not start: %s", err)
+            raise
+        if self._sweeper is None:
+            self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
+
+    async def shutdown(self) -> None:
+        """Stop the sweeper; with a data directory, take the final snapshot and close the log."""
+        if self._sweeper is not None:
+            self._sweeper.cancel()
+            self._sweeper = None
+        if self.ctx.journal is not None:
+            await self.ctx.journal.close()
+
+    async def _sweep_forever(self) -> None:
+        while True:
+            await asyncio.sleep(self.ctx.settings.ttl_interval)
+            try:
+                sweep_expired(self.ctx)
+            except Exception:  # keep sweeping; a bug here must not stop the server
+                log.exception("TTL sweep failed")
+
+    def respond(self, target: str | None, content_type: bytes | None, raw: bytes,
+                ctx: Context | None = None) -> tuple[int, bytes, bytes]:
+        """Answer one complete DynamoDB request body: (status, body, content type). Never raises."""
+        return respond(ctx or self.ctx, target, content_type, raw)
+
+    async def _dynamo(self, scope, receive, send) -> None:
+        target, content_type, length = request_headers(scope["headers"])
+        if length > MAX_BODY:
+            await _send(send, 413, b"", b"text/plain")
+            return
+        chunks, total = [], 0
+        while True:
+            message = await receive()
+            if message["type"] == "http.disconnect":  # client gone (or timed out) mid-body: run nothing
+                return
+            chunk = message.get("body", b"")
+            total += len(chunk)
+            if total > MAX_BODY:
+                await _send(send, 413, b"", b"text/plain")
+                return
+            chunks.append(chunk)
+            if not message.get("more_body"):
+                break
+        raw = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+        journal = self.ctx.journal  # durability: one log group per request, answered once durable
+        if journal is None:
+            await _send(send, *self.respond(target, content_type, raw))
+            return
+        journal.begin()
+        status, body, content_type = self.respond(target, content_type, raw)
+        status, body = await journal.commit(target, raw, status, body)
+        await _send(send, status, body, content_type)
+
+
+def request_headers(headers) -> tuple[str | None, bytes | None, int]:
+    """(X-Amz-Target, media type, Content-Length or -1) from a request's lower-cased headers."""
+    target = content_type = None
+    length = -1
+    for name, value in headers:
+        if name == b"x-amz-target":
+            target = value.decode("latin-1")
+        elif name == b"content-type":
+            content_type = value.split(b";", 1)[0].strip().lower()
+        elif name == b"content-length":
+            length = int(value) if value.isdigit() else -1
+    return target, content_type, length
+
+
+async def _send(send, status: int, body: bytes, content_type: bytes = codec.JSON_TYPE) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": codec.headers(body, content_type)})
+    await send({"type": "http.response.body", "body": body})
+
+
+def create_app(ctx: Context | None = None) -> DynamoApp:
+    return DynamoApp(ctx)

@@ -1,0 +1,401 @@
+"""Durability glue: journal every mutation, acknowledge only durable writes, snapshot, reset.
+
+The dispatcher brackets each request with `begin` and `seal` (or `commit`). Between them,
+the table listener adds the request's item writes to the open batch of the group commit;
+`seal` adds the metadata of tables a successful control-plane operation changed (or drop
+markers) before them, and hands back the batch's ticket: the answer is sent once the batch,
+logged as ONE frame (so a request, transactions included, is recovered entirely or not at
+all), is fsynced. Reads also wait while earlier writes they might have seen are not yet
+durable. A batch that cannot be written or synced (a full disk) is cut from the log and
+undone in memory (server.rollback), and its requests answered 500. Mutations outside
+requests (the TTL sweeper) join the open batch, which is then written soon; nobody waits
+for them. Snapshots are taken at clean shutdown and when the log
+since the last one exceeds max(--snapshot-mb, a quarter of that snapshot's size): replaying
+a log is about four times slower per byte than loading a snapshot, so this bounds start-up
+to about twice the snapshot's load time while a large table is rewritten at most once per
+quarter of its size in new log.
+"""
+from __future__ import annotations
+
+import asyncio
+import gc
+import logging
+import os
+import time
+from pathlib import Path
+
+import orjson
+
+from dynalocal.errors import InternalServerError
+from dynalocal.storage.database import Database, TableEntry
+from dynalocal.storage.mutation import ROLLBACK, Mutation
+from dynalocal.journal.recovery import Recovery, RecoveryError, recover
+from dynalocal.journal.snapshot import Image, SnapshotError, snapshots, write
+from dynalocal.storage.table import Table
+from dynalocal.journal.tablemeta import encode_meta
+from dynalocal.storage.ttl import ExpiryIndex
+from dynalocal.journal.streamlog import remove_older as remove_older_streams
+from dynalocal.journal.streamlog import write_snapshot as write_streams
+from dynalocal.journal.wal import DROP, META, STREAM, Entry, LogWriter, encode_group, segments
+from dynalocal.http import codec
+from dynalocal.engine.context import Context
+from dynalocal.journal.groupcommit import GroupCommit, Ticket
+from dynalocal.engine.common import table_name
+from dynalocal.journal.rollback import Undo, table_undo, token_undo, undo
+
+try:
+    import fcntl
+except ImportError:  # pragma: no cover - Windows
+    fcntl = None  # type: ignore[assignment]
+
+log = logging.getLogger("dynalocal.durability")
+
+# Operations that never change table metadata: item reads and writes, and read-only calls.
+DATA_OPERATIONS = frozenset("""GetItem PutItem UpdateItem DeleteItem Query Scan BatchGetItem BatchWriteItem
+TransactGetItems TransactWriteItems ExecuteStatement BatchExecuteStatement ExecuteTransaction""".split())
+READ_ONLY_PREFIXES = ("Describe", "List", "Get")
+TOKEN_OPERATIONS = ("TransactWriteItems", "ExecuteTransaction")  # writes that record a ClientRequestToken
+
+
+CONTROL, TOKEN, DATA = "control", "token", "data"
+
+
+def _kind_of(target: str) -> str:
+    """CONTROL: may change table metadata; TOKEN: a write that records a ClientRequestToken; DATA: neither."""
+    operation = target.rpartition(".")[2]
+    if operation not in DATA_OPERATIONS and not operation.startswith(READ_ONLY_PREFIXES):
+        return CONTROL
+    return TOKEN if operation in TOKEN_OPERATIONS else DATA
+
+
+class Durability:
+    """The journal of one server: recovery at open, log groups per request, snapshots."""
+
+    def __init__(self, ctx: Context, directory: Path, recovery: Recovery) -> None:
+        settings = ctx.settings
+        self.ctx = ctx
+        self.db: Database = ctx.db
+        self.directory = directory
+        self.recovery = recovery
+        self.commits = GroupCommit(LogWriter(directory, recovery.next_generation), settings.sync,
+                                   settings.sync_interval, encode_group)
+        self.commits.on_failure = self._undo_batches
+        self.snapshot_min_bytes = settings.snapshot_bytes
+        self.snapshot_bytes = recovery.snapshot_bytes
+        self._log_base = -recovery.replayed_bytes  # log position at the newest snapshot (see `log_bytes`)
+        self._snapshot_at = 0  # log_bytes at which to snapshot next
+        self._open = False  # a request is running (between `begin` and `seal`)
+        self._start = 0  # where its entries begin in the open batch
+        self._began = 0.0  # when the open request began (monotonic), to tell the idempotency token it recorded
+        self._logged: dict[str, tuple[Table, bytes]] = {}  # table -> (its data, metadata as last logged)
+        self._entries: dict[str, TableEntry] = {}  # table -> its entry when last logged
+        self._kinds: dict[str, str] = {}  # target -> CONTROL, TOKEN or DATA (see `_kind_of`)
+        self._snapshot_lock = asyncio.Lock()
+        self._snapshot_task: asyncio.Task | None = None
+        self._snapshot_retry = 0  # after a failed snapshot: the log size at which to try again
+        self._loop: asyncio.AbstractEventLoop | None = None
+        self._lock_fd: int | None = None
+        self._plan_snapshot()
+        for name, entry in self.db.tables.items():
+            self._track(name, entry, encode_meta(entry))
+            if entry.ttl_attribute is not None:
+                ctx.expiry[name] = ExpiryIndex(entry.table, entry.ttl_attribute)
+        self.db.streams.sink = self.on_stream
+
+    @classmethod
+    def open(cls, ctx: Context) -> "Durability":
+        """Recover the data directory into ctx.db and journal from then on (sets ctx.journal)."""
+        directory = Path(ctx.settings.data_dir)  # type: ignore[arg-type]
+        lock = _lock(directory)
+        result = recover(directory, ctx.db)
+        gc.freeze()  # the recovered items are long-lived: keep them out of every later cycle collection
+        items = sum(e.table.item_count for e in ctx.db.tables.values())
+        log.info("recovered %d tables, %d items from %s in %.2fs (snapshot %s, %d log groups replayed, %d records "
+                 "of tables that no longer exist skipped)", len(ctx.db.tables), items, directory, result.seconds,
+                 result.snapshot, result.groups, result.skipped)
+        ctx.journal = journal = cls(ctx, directory, result)
+        journal._lock_fd = lock
+        return journal
+
+    @property
+    def log_bytes(self) -> int:
+        """Bytes of log written since the newest snapshot."""
+        return self.commits.writer.position - self._log_base
+
+    def _plan_snapshot(self) -> None:
+        self._snapshot_at = max(self.snapshot_min_bytes, self.snapshot_bytes // 4, self._snapshot_retry)
+
+    # -- collecting a request's mutations --------------------------------------------------
+    # Everything goes into the open batch (GroupCommit.batch), in order: item writes (table, key,
+    # new record, old record), logged as PUT/DELETE records and undone from the old record; other
+    # log records; and notes of how to undo changes that are not item writes (server.rollback).
+
+    def _track(self, name: str, entry: TableEntry, meta: bytes) -> None:
+        self._logged[name] = (entry.table, meta)
+        self._entries[name] = entry
+        if self.on_apply not in entry.table.listeners:
+            entry.table.listeners.append(self.on_apply)
+
+    def on_apply(self, m: Mutation) -> None:
+        """Table listener: journal one item write (its log record, and its undo: the old record)."""
+        if m.origin == ROLLBACK:
+            return  # putting back what the log already says
+        # A light tuple, not the Mutation: a batch holds it until written, and the Mutation's
+        # decoded items would be more for every cycle collection to walk meanwhile.
+        self.commits.batch.append((m.table, m.key, m.new, m.old))
+        if not self._open:
+            self._orphaned()
+
+    def on_stream(self, arn: str, event: bytes) -> None:
+        """Stream registry sink: record one stream event in the open batch, after its item write."""
+        self.commits.batch.append((STREAM, arn, event, None))
+        if not self._open:
+            self._orphaned()
+
+    def _orphaned(self) -> None:
+        """A mutation outside any request (the TTL sweeper): logged with the batch, waited for by no one."""
+        if self._loop is None:
+            try:
+                self._bind()
+            except RuntimeError:  # no loop (offline use): the next flush writes it
+                return
+        self.commits.schedule()
+
+    def _bind(self) -> None:
+        if self._loop is None:
+            self._loop = asyncio.get_running_loop()
+            self.commits.start(self._loop)
+
+    def begin(self) -> None:
+        """Open the request about to run: its mutations go into the open batch from here."""
+        if self._loop is None:
+            self._bind()
+        self._open = True
+        self._start = len(self.commits.batch)
+        self._began = time.monotonic()
+
+    def seal(self, target: str | None, raw: bytes, status: int,
+             body: bytes) -> tuple[int, bytes, Ticket | None]:
+        """Close the request's part of the batch: the answer, and the ticket to wait for before
+        sending it (None when everything it may have seen is already durable).
+
+        The HTTP layer calls this inline and writes the answer from the ticket's callback
+        (see `settled`), so a journaled request costs no task of its own.
+        """
+        self._open = False
+        commits = self.commits
+        try:
+            if status == 200 and target:
+                kind = self._kinds.get(target)
+                if kind is None:
+                    kind = self._kinds[target] = _kind_of(target)
+                if kind is CONTROL:
+                    records, notes = self._control_records(raw)
+                    commits.batch[self._start:self._start] = records + notes  # metadata before the items
+                elif kind is TOKEN and len(commits.batch) > self._start:
+                    commits.batch += self._token_undo(raw)
+            # A failed sync undoes this batch (and every one after the last good sync); `settled` then answers 500.
+            ticket = commits.ticket()
+            if commits.writer.position - self._log_base >= self._snapshot_at and self._snapshot_task is None \
+                    and self._loop is not None:
+                self._snapshot_task = self._loop.create_task(self._background_snapshot())
+            return status, body, ticket
+        except Exception:  # not durable: no one sees the change, and the client is told so
+            log.exception("write-ahead log failure")
+            return (*self._not_durable(), None)
+
+    def settled(self, durable: Ticket, status: int, body: bytes) -> tuple[int, bytes]:
+        """The answer to send once a request's ticket is done: its own, or a 500 if the fsync failed."""
+        error = durable.error
+        if error is None:
+            return status, body
+        log.error("write-ahead log failure: %s", error)
+        return self._not_durable()
+
+    @staticmethod
+    def _not_durable() -> tuple[int, bytes]:
+        failure = InternalServerError("The write could not be made durable")
+        return failure.status, codec.error_body(failure)
+
+    async def commit(self, target: str | None, raw: bytes, status: int, body: bytes) -> tuple[int, bytes]:
+        """`seal`, then wait until the request's writes (and all before them) are durable."""
+        status, body, durable = self.seal(target, raw, status, body)
+        if durable is None:
+            return status, body
+        if not durable.done:
+            future = asyncio.get_running_loop().create_future()
+            durable.add_done_callback(lambda _: future.done() or future.set_result(None))
+            await future
+        return self.settled(durable, status, body)
+
+    def _token_undo(self, raw: bytes) -> list[Undo]:
+        """A transaction's idempotency token, if this request recorded it: undone with the writes,
+        or a retry with the same token would be answered with the success of a write that was undone."""
+        if b"ClientRequestToken" not in raw and b"\\u" not in raw:  # no token (the common case; a name spelt
+            return []  # with escapes would show a backslash-u): no second decode of the request
+        token = orjson.loads(raw).get("ClientRequestToken")
+        seen = self.ctx.tokens.get(token) if isinstance(token, str) else None
+        return [token_undo(token)] if seen is not None and seen[2] >= self._began else []
+
+    def _undo_batches(self, batches: list[list]) -> None:
+        """GroupCommit.on_failure: undo these batches (newest first) in memory (as ROLLBACK mutations,
+        which are not logged)."""
+        for batch in batches:
+            undo(self.ctx, batch)
+            self._forget(batch)
+
+    def _control_records(self, raw: bytes) -> tuple[list[Entry], list[Undo]]:
+        """Metadata records of every table the control-plane request created, changed or dropped."""
+        try:
+            request = orjson.loads(raw)
+        except orjson.JSONDecodeError:
+            request = {}
+        named = (request.get("TableName") or request.get("ResourceArn")) if isinstance(request, dict) else None
+        names = self._logged.keys() ^ self.db.tables.keys()  # created or dropped
+        if isinstance(named, str) and self.ctx.settings.isolation == "shared":  # else keys are scoped: compare all
+            names.add(table_name(named))
+        else:
+            names |= self.db.tables.keys()  # an operation naming no table: compare them all
+        return self._records_for(names)
+
+    def _records_for(self, names) -> tuple[list[Entry], list[Undo]]:
+        """The metadata records of tables whose metadata changed, and how to undo each change."""
+        records: list[Entry] = []
+        changes: list[Undo] = []
+        for name in sorted(names):
+            entry, known = self.db.tables.get(name), self._logged.get(name)
+            before = table_undo(name, self._entries.get(name), known[1] if known is not None else None)
+            if entry is None:
+                if known is not None:
+                    records.append((DROP, name, None, None))
+                    del self._logged[name]
+                    self._entries.pop(name, None)
+                    changes.append(before)
+                continue
+            meta = encode_meta(entry)
+            if known is not None and known[0] is entry.table and known[1] == meta:
+                continue
+            if known is not None and known[0] is not entry.table:
+                records.append((DROP, name, None, None))  # replaced within one request
+            records.append((META, name, meta, None))
+            self._track(name, entry, meta)
+            changes.append(before)
+        return records, changes
+
+    def _forget(self, changes: list) -> None:
+        """After undoing table changes: the log's view of those tables is what it was."""
+        for kind, name, entry, meta in changes:
+            if kind.__class__ is str and kind == "table":
+                if entry is None:
+                    self._logged.pop(name, None)
+                    self._entries.pop(name, None)
+                else:
+                    self._track(name, entry, meta)
+
+    # -- snapshots and reset ---------------------------------------------------------------
+
+    async def _background_snapshot(self) -> None:
+        try:
+            await self.snapshot()
+            self._snapshot_retry = 0
+        except Exception:  # the log still holds everything; try again once as much log again is written
+            log.exception("snapshot failed")
+            self._snapshot_retry = self.log_bytes + max(self.snapshot_min_bytes, self.snapshot_bytes // 4)
+        finally:
+            self._snapshot_task = None
+            self._plan_snapshot()
+
+    async def snapshot(self) -> None:
+        """Write a snapshot (between requests, a chunk at a time) and truncate the log before it."""
+        async with self._snapshot_lock:
+            generation = self.commits.writer.generation + 1
+            self.commits.rotate(generation)
+            self._log_base = self.commits.writer.position
+            streams = self.db.streams.capture()  # exact as of the rotation; replay tolerates the overlap
+            image = Image()
+            for _ in image.capture(self.db):
+                await asyncio.sleep(0)
+            loop = asyncio.get_running_loop()
+            # Streams first: a snapshot file without its stream file must not supersede the log.
+            await loop.run_in_executor(None, write_streams, streams, self.directory, generation)
+            self.snapshot_bytes = await loop.run_in_executor(None, write, image, self.directory, generation)
+            remove_older_streams(self.directory, generation)
+            for old, path in snapshots(self.directory) + segments(self.directory):
+                if old < generation:
+                    path.unlink(missing_ok=True)
+            log.info("snapshot %d: %d tables, %d items, %d bytes", generation, len(image.tables), image.items,
+                     self.snapshot_bytes)
+
+    async def reset(self) -> int:
+        """Drop every table, log it, and compact the data directory to an empty snapshot."""
+        self.begin()
+        dropped = drop_all(self.ctx)
+        records, notes = self._records_for(set(self._logged))
+        self.commits.batch += records + notes
+        status, _ = await self.commit(None, b"", 200, b"")
+        if status != 200:
+            raise OSError("the reset could not be made durable; nothing was dropped")
+        await self.snapshot()
+        return dropped
+
+    async def close(self) -> None:
+        """Clean shutdown: finish any snapshot, take a final one if the log grew, close the log."""
+        try:
+            if self._snapshot_task is not None:
+                await self._snapshot_task
+            self.commits.flush()
+            if self.log_bytes > 0:
+                try:
+                    await self.snapshot()
+                except OSError:  # e.g. a full disk: the log still holds everything, start-up replays it
+                    log.exception("final snapshot failed; the write-ahead log keeps every write")
+        finally:
+            try:
+                self.commits.close()
+            except OSError:
+                log.exception("closing the write-ahead log failed")
+            if self._lock_fd is not None:
+                os.close(self._lock_fd)  # releases the directory lock
+                self._lock_fd = None
+
+
+def _lock(directory: Path) -> int | None:
+    """Lock the data directory for this process: two servers on one directory would corrupt it."""
+    directory.mkdir(parents=True, exist_ok=True)
+    fd = os.open(directory / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
+    if fcntl is None:  # not POSIX: no advisory locks
+        return fd
+    try:
+        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
+    except OSError:
+        os.close(fd)
+        raise DataDirectoryInUse(f"data directory {directory} is in use by another dynalocal server") from None
+    return fd
+
+
+class DataDirectoryInUse(RuntimeError):
+    """Another server (process) holds the data directory."""
+
+
+# What can stop a server from starting on a data directory (each with a message for the user).
+STARTUP_ERRORS = (DataDirectoryInUse, RecoveryError, SnapshotError, OSError)
+
+
+def drop_all(ctx: Context) -> int:
+    """Drop every table and its TTL state; return how many tables there were."""
+    names = list(ctx.db.tables)
+    for name in names:
+        ctx.db.drop(name)
+    ctx.expiry.clear()
+    ctx.db.streams.clear()
+    tokens = getattr(ctx, "tokens", None)  # transaction idempotency tokens refer to the dropped data
+    if tokens is not None:
+        tokens.clear()
+    return len(names)
+
+
+async def reset_database(ctx: Context) -> int:
+    """POST /_dynalocal/reset: drop all tables, and their persisted state when there is a data directory."""
+    if ctx.journal is not None:
+        return await ctx.journal.reset()
+    return drop_all(ctx)

@@ -1,0 +1,453 @@
+"""dynalocal's HTTP/1.1 connection: an asyncio.Protocol on httptools' public parser.
+
+One `HttpProtocol` per connection, created by `serve.HttpServer`. It owns everything HTTP:
+keep-alive and its timeout, the per-request receive deadline (408), `Expect: 100-continue`,
+the 16 MiB body limit while the body streams in (413), pipelining with answers in request
+order, back-pressure both ways, half-closed connections and graceful shutdown.
+
+How a request flows (the plug-in points are marked *):
+1. Parser callbacks collect the head; `on_headers_complete` builds an `exchange.Request`,
+   applies the Host check (`hosts.HostPolicy`) and the Content-Length limit, and sends
+   `100 Continue` when asked. `on_body` collects the body, refusing it past 16 MiB.
+2. `on_message_complete` runs the request at once, or queues it while the connection is
+   blocked (the client does not read its answers, an admin request is running, or too many
+   answers wait for fsync); reading pauses until the queue drains.
+3. `_run`: * every `Hooks.before` plug-in (request decoding, CORS preflight, authentication,
+   choice of `request.ctx`) may answer or change the request; then `POST /` is answered
+   inline by `app.respond`, synchronously, on the event loop: the same path with or
+   without `--data-dir`. With a journal, the request's log group is sealed and its answer is
+   written when the group's fsync future resolves (no task per request). Every other route
+   (`GET /` health, `/_dynalocal/...` admin and console, 404s) goes to the ASGI app through
+   `asgi.call` in a task; later requests wait for it so they take effect in order.
+4. `_reply`: * the `Hooks.after_marked` plug-ins (response compression, CORS headers), on the
+   answer to a request a before-hook marked, then every `Hooks.after` plug-in may change the
+   answer; it is framed in one buffer (content-length and x-amz-crc32 over the final
+   body) and written, in order: answers that must wait (fsync, ASGI) hold a slot that later
+   answers queue behind.
+"""
+from __future__ import annotations
+
+import asyncio
+import logging
+from collections import deque
+
+import httptools
+
+from dynalocal.errors import InternalServerError, SerializationException
+from dynalocal.http import asgi
+from dynalocal.http import codec
+from dynalocal.http.app import MAX_BODY, respond
+from dynalocal.http.codec import header_block
+from dynalocal.http.exchange import PLANS, Answer, Request, lookup_plan
+from dynalocal.http.framing import CONTINUE, END_CLOSE, END_KEEP, STATUS, frame, status_line
+from dynalocal.http.timeouts import timeout_response
+
+log = logging.getLogger("dynalocal.http")
+
+MAX_HEAD = 64 * 1024  # request line and headers (checked per read, so up to one read more); DynamoDB allows ~16 KB
+MAX_PENDING = 256  # answers waiting for fsync on one connection before it stops reading
+HIGH_WATER = 256 * 1024  # bytes of unsent answers before the connection stops taking requests
+LINGER = 2.0  # seconds a closing connection keeps reading (and dropping) what the client still sends
+_413 = (413, b"", b"text/plain")
+_BAD = codec.error_body(SerializationException())
+_INTERNAL = codec.error_body(InternalServerError("Internal server error"))
+
+
+class HttpProtocol(asyncio.Protocol):
+    """One client connection (see the module docstring)."""
+
+    transport: asyncio.Transport
+
+    def __init__(self, server) -> None:  # server: serve.HttpServer
+        self.server = server
+        self.loop = server.loop
+        self.app = server.app
+        self.before = server.hooks.before  # the live lists: plug-ins may be added while serving
+        self.after = server.hooks.after
+        self.after_marked = server.hooks.after_marked
+        self.hosts = server.hosts
+        self.defaults = server.defaults
+        self.request_timeout = server.request_timeout
+        self.keep_alive_timeout = server.keep_alive_timeout
+        self.seen_hosts = server.hosts.seen  # Host values already allowed: one set lookup per request
+        # The request being received. The parser hands URL pieces, headers and body chunks straight to
+        # these containers' C methods (no Python call per header); the callbacks below empty them.
+        self._req: Request | None = None
+        self._url: list[bytes] = []
+        self._raw: dict[bytes, bytes] = {}  # header names as sent -> value
+        self._chunks: list[bytes] = []
+        self.on_url = self._url.append
+        self.on_header = self._raw.__setitem__
+        self.on_body = self._chunks.append
+        self.parser = httptools.HttpRequestParser(self)
+        self._in_head = False  # between a request's first byte and the end of its headers
+        self._head_bytes = 0  # bytes received for the current head after the chunk it began in
+        self._chunked = False  # the body being received has no Content-Length: its size is checked per read
+        self._discard = False  # the body is read and dropped (413 sent, or the request is refused)
+        self._refusal: Answer | None = None
+        # timers: one lazy timer per connection (arming one per request would cost microseconds)
+        self._deadline: asyncio.TimerHandle | None = None
+        self._deadline_at = 0.0  # when `_deadline` fires
+        self._since: float | None = None  # when the request being received began (or the connection opened)
+        self._idle_since: float | None = None  # when the connection last became idle
+        # what is owed to the client, in order
+        self._queue: deque = deque()  # complete requests (and ready bytes) not yet run, behind a blocked one
+        self._slots: deque[list] = deque()  # answers written in order; [None, _] until ready
+        self._busy = False  # an ASGI request is running
+        self._task: asyncio.Task | None = None
+        self._disconnected: asyncio.Future | None = None
+        self._write_paused = False
+        self._read_paused = False
+        self._eof = False  # the client half-closed: answer what it sent, then close
+        self._done = False  # no further requests are read (Connection: close, HTTP/1.0, an error)
+        self._closing = False
+        self._closed = False
+
+    # -- connection events ---------------------------------------------------------------------
+
+    def connection_made(self, transport) -> None:  # type: ignore[override]
+        self.transport = transport
+        transport.set_write_buffer_limits(high=HIGH_WATER)
+        self.server.connection_made(self)
+        self._since = now = self.loop.time()
+        self._watch_until(now + self.request_timeout)
+        if self.server.stopping:
+            self._close()
+
+    def connection_lost(self, exc: Exception | None) -> None:
+        self._closed = True
+        if self._deadline is not None:
+            self._deadline.cancel()
+            self._deadline = None
+        if self._disconnected is not None and not self._disconnected.done():
+            self._disconnected.set_result(None)
+        self._queue.clear()
+        self.server.connection_lost(self)
+
+    def data_received(self, data: bytes) -> None:
+        if self._done:
+            return
+        in_head = self._in_head
+        try:
+            self.parser.feed_data(data)
+        except httptools.HttpParserUpgrade:  # answered as a plain request (no protocol switch); then closed
+            self._done = True
+        except httptools.HttpParserError:
+            self._done = True
+            self._req = self._since = None  # the malformed request is not waited for (no 408 after the 400)
+            self._push((frame(400, _BAD, codec.JSON_TYPE, b"", self.defaults.block, False), True))
+            return
+        if self._req is not None:  # a body still arriving: dropped, or its size checked (no Content-Length)
+            if self._discard:
+                self._chunks.clear()
+            elif self._chunked and sum(map(len, self._chunks)) > MAX_BODY:
+                self._refuse_body()
+        if in_head and self._in_head:  # a head spread over reads: counted here, not per header (hot path)
+            self._head_bytes += len(data)
+            if self._head_bytes > MAX_HEAD:
+                self._done = True
+                self._req = None
+                self._since = None
+                self._push((frame(431, b"", b"text/plain", b"", self.defaults.block, False), True))
+                return
+        if (self._queue or self._write_paused) and not self._read_paused and not self._closed:
+            self._read_paused = True  # back-pressure: no new requests until the answers move
+            self.transport.pause_reading()
+
+    def eof_received(self) -> bool:
+        """Half-close: keep the connection open for writing until every request sent is answered."""
+        if self._closing:
+            return False  # we were closing and waiting for this: done
+        self._eof = True
+        if self._req is not None or self._since is not None:  # a request cut off mid-way is never run
+            self._req = None
+            self._since = None
+        self._check_idle()
+        return True
+
+    def pause_writing(self) -> None:
+        self._write_paused = True
+
+    def resume_writing(self) -> None:
+        self._write_paused = False
+        self._drain()
+
+    # -- parser callbacks ------------------------------------------------------------------------
+
+    def on_message_begin(self) -> None:
+        self._in_head = True
+        self._head_bytes = 0
+        self._idle_since = None
+        if self._since is None:
+            self._since = now = self.server.clock  # a ceiling of the time: deadlines are never early
+            if self._deadline is None:
+                self._watch_until(now + self.request_timeout)
+
+    def on_headers_complete(self) -> None:
+        self._in_head = False
+        parser = self.parser
+        raw = self._raw
+        names = tuple(raw)
+        plan = PLANS.get(names) or lookup_plan(names)
+        url = self._url
+        path = url[0] if len(url) == 1 else b"".join(url)
+        url.clear()
+        version = parser.get_http_version()
+        # The common headers' values, looked up under the names this client uses (see exchange.Request).
+        self._req = req = Request(parser.get_method(), path, raw.copy(), version,
+                                  version != "1.0" and parser.should_keep_alive(), *map(raw.get, plan))
+        raw.clear()
+        self._refusal = None
+        self._discard = False
+        length = req.content_length
+        self._chunked = length is None
+        host = req.host
+        if host not in self.seen_hosts and not self.hosts.allows(host):
+            self._refusal = Answer(400, codec.error_body(self.hosts.refusal(host)))
+            self._discard = True
+        elif length is not None and len(length) > 7 and length.isdigit() and int(length) > MAX_BODY:
+            self._refuse_body()
+        elif req.expect is not None and req.expect.lower() == b"100-continue":
+            self._push((CONTINUE, False))
+
+    def on_message_complete(self) -> None:
+        self._since = None  # received in full: the receive deadline is met
+        req, self._req = self._req, None
+        if self._done or req is None:  # after a request that ends the connection, nothing more is answered
+            return
+        if not req.keep_alive:
+            self._done = True
+        chunks = self._chunks
+        if self._discard:
+            chunks.clear()
+            if self._refusal is not None:
+                self._push(self._reply(req, *self._refusal))
+            elif not req.keep_alive:
+                self._push((b"", True))
+            return
+        if chunks:
+            req.body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
+            chunks.clear()
+        if self._queue or self._busy or self._write_paused or len(self._slots) >= MAX_PENDING:
+            self._queue.append(req)
+        else:
+            self._run(req)
+            self._check_idle()
+
+    def _refuse_body(self) -> None:
+        """413 at once, while the body still streams in; the rest of it is read and dropped."""
+        self._discard = True
+        self._chunks.clear()
+        self._push((frame(*_413, b"", self.defaults.block, True), False))
+
+    # -- running requests ----------------------------------------------------------------------
+
+    def _run(self, req: Request) -> None:
+        if self.before:
+            try:
+                for hook in self.before:
+                    answer = hook(req)
+                    if answer is not None:
+                        break
+            except Exception:  # a plug-in's bug: answer like DynamoDB's 500, keep serving
+                log.exception("request plug-in failed")
+                answer = Answer(500, _INTERNAL)
+            if answer is not None:
+                self._emit(*self._reply(req, *answer))
+                return
+        if req.method == b"POST" and (req.url == b"/" or req.url[:2] == b"/?"):
+            app = self.app
+            ctx = req.ctx or app.ctx
+            journal = ctx.journal
+            if journal is None:
+                status, body, content_type = respond(ctx, req.target, req.content_type, req.body)
+                if self._slots or self.after or (req.state is not None and self.after_marked) \
+                        or not req.keep_alive or self.server.stopping:
+                    self._emit(*self._reply(req, status, body, content_type))
+                else:  # the common case, inlined: keep-alive, nothing waiting before it, no after-hook to run
+                    self.transport.write(b"".join((STATUS.get(status) or status_line(status), self.defaults.block,
+                                                   header_block(body, content_type), END_KEEP, body)))
+                return
+            journal.begin()
+            status, body, content_type = respond(ctx, req.target, req.content_type, req.body)
+            status, body, durable = journal.seal(req.target, req.body, status, body)
+            if durable is None:
+                self._emit(*self._reply(req, status, body, content_type))
+                return
+            slot = self._reserve()
+            durable.add_done_callback(
+                lambda future: self._fill(slot, *self._reply(req, *journal.settled(future, status, body),
+                                                             content_type)))
+            return
+        self._busy = True
+        slot = self._reserve()
+        if self._disconnected is None:
+            self._disconnected = self.loop.create_future()
+        self._task = self.loop.create_task(self._asgi(req, slot))
+
+    async def _asgi(self, req: Request, slot: list) -> None:
+        try:
+            status, headers, body = await asgi.call(self.server.asgi_app, self._scope(req), req.body,
+                                                    self._disconnected)
+            answer = asgi.answer(status, headers, body)
+        except Exception:
+            log.exception("internal error in %s %s", req.method.decode(), req.url.decode("latin-1"))
+            answer = Answer(500, _INTERNAL)
+        self._busy = False
+        self._task = None
+        self._fill(slot, *self._reply(req, *answer))
+
+    def _scope(self, req: Request) -> dict:
+        transport = self.transport
+        return asgi.scope(req, transport.get_extra_info("peername"), transport.get_extra_info("sockname"))
+
+    def _reply(self, req: Request, status: int, body: bytes, content_type: bytes = codec.JSON_TYPE,
+               extra: bytes = b"") -> tuple[bytes, bool]:
+        """The framed answer to `req`, and whether the connection closes after it."""
+        hooks = self.after_marked + self.after if req.state is not None and self.after_marked else self.after
+        if hooks:
+            answer = Answer(status, body, content_type, extra)
+            try:
+                for hook in hooks:
+                    answer = hook(req, answer)
+            except Exception:  # a plug-in's bug: answer like DynamoDB's 500, keep serving
+                log.exception("response plug-in failed")
+                answer = Answer(500, _INTERNAL)
+            status, body, content_type, extra = answer
+        keep = req.keep_alive and not self.server.stopping
+        if req.method == b"HEAD":
+            return frame(status, body, content_type, extra, self.defaults.block, keep, head=True), not req.keep_alive
+        return b"".join((STATUS.get(status) or status_line(status), self.defaults.block,
+                         codec.header_block(body, content_type), extra, END_KEEP if keep else END_CLOSE,
+                         body)), not req.keep_alive
+
+    # -- writing answers in order ----------------------------------------------------------------
+
+    def _push(self, item) -> None:
+        """Run a request or write ready bytes now, or queue it behind what is already waiting."""
+        if self._queue or self._busy or self._write_paused or len(self._slots) >= MAX_PENDING:
+            self._queue.append(item)
+        elif type(item) is Request:
+            self._run(item)
+        else:
+            self._emit(*item)
+        self._check_idle()
+
+    def _emit(self, data: bytes, close: bool) -> None:
+        if self._slots:
+            self._slots.append([data, close])
+        else:
+            self._write(data, close)
+
+    def _reserve(self) -> list:
+        slot = [None, False]
+        self._slots.append(slot)
+        return slot
+
+    def _fill(self, slot: list, data: bytes, close: bool) -> None:
+        slot[0], slot[1] = data, close
+        slots = self._slots
+        while slots and slots[0][0] is not None:
+            data, close = slots.popleft()
+            self._write(data, close)
+        self._drain()
+
+    def _write(self, data: bytes, close: bool) -> None:
+        if self._closed:
+            return
+        if data:
+            self.transport.write(data)
+        if close:
+            self._close(linger=True)
+
+    def _drain(self) -> None:
+        """Run queued requests while nothing blocks them; read again once the queue is empty."""
+        queue = self._queue
+        while queue and not (self._busy or self._write_paused or len(self._slots) >= MAX_PENDING or self._closed):
+            item = queue.popleft()
+            if type(item) is Request:
+                self._run(item)
+            else:
+                self._emit(*item)
+        if self._read_paused and not queue and not self._write_paused and not self._closed:
+            self._read_paused = False
+            self.transport.resume_reading()
+        self._check_idle()
+
+    def _check_idle(self) -> None:
+        """Once everything received is answered: close if the client or the server is done, else keep alive."""
+        if self._queue or self._slots or self._busy or self._since is not None or self._closed:
+            return
+        if self._done or self._eof or self.server.stopping:
+            self._close(linger=not self._eof)
+            return
+        # The keep-alive period starts: the lazy timer (see `_watch`) is re-armed only when it would fire late.
+        self._idle_since = now = self.server.clock
+        due = now + self.keep_alive_timeout
+        if self._deadline is None or self._deadline_at > due:
+            if self._deadline is not None:  # rare: only while a request deadline is armed further out
+                self._deadline.cancel()
+            self._watch_until(due)
+
+    # -- timers and closing ----------------------------------------------------------------------
+
+    def _watch_until(self, when: float) -> None:
+        self._deadline = self.loop.call_at(when, self._watch)
+        self._deadline_at = when
+
+    def _watch(self) -> None:
+        self._deadline = None
+        if self._closed or self._closing:
+            return
+        if self._since is not None:
+            due = self._since + self.request_timeout
+        elif self._idle_since is not None:
+            due = self._idle_since + self.keep_alive_timeout
+        else:  # requests are being answered: no deadline; the next idle period re-arms the timer
+            return
+        if self.loop.time() < due:
+            self._watch_until(due)
+            return
+        if self._since is not None and self._req is not None and not self._discard:
+            self._since = self._req = None  # headers arrived, the body did not: 408, in order, then close
+            self._done = True
+            self._push((timeout_response(), True))
+        else:
+            self._close()
+
+    def shutdown(self) -> None:
+        """The server is stopping: finish what was received, then close (answers say `connection: close`)."""
+        if not (self._queue or self._slots or self._busy or self._since is not None):
+            self._close()  # idle: nothing in flight
+        # else _check_idle closes once the last answer is out
+
+    def _close(self, linger: bool = False) -> None:
+        """Close after the buffered answers are sent.
+
+        With `linger`, the client may still be sending (pipelined requests we will not answer,
+        the rest of a refused body): closing a socket with unread input makes the kernel reset
+        the connection, which can destroy answers not yet delivered. So send FIN after the
+        answers and keep reading (dropping everything) until the client closes, for LINGER s.
+        """
+        if self._closing or self._closed:
+            return
+        self._closing = self._done = True
+        transport = self.transport
+        if linger and transport.can_write_eof():
+            transport.write_eof()
+            if self._read_paused:
+                self._read_paused = False
+                transport.resume_reading()
+            self.loop.call_later(LINGER, self._close_now)
+        else:
+            self._close_now()
+
+    def _close_now(self) -> None:
+        if self._closed or self.transport.is_closing():
+            return
+        self.transport.close()
+        self.loop.call_later(self.request_timeout, self.abort)  # a client that never takes its answers
+
+    def abort(self) -> None:
+        if not self._closed:
+            self.transport.abort()

@@ -1,0 +1,221 @@
+"""Snapshots: the whole database in one file, taken without stopping the server.
+
+`snapshot-<G>.snap` holds the state as of the start of log segment G, *fuzzily*: tables
+are copied a chunk at a time between requests, so writes made while copying may or may
+not be in it. That is safe because every log record is a full redo (the whole new item,
+the whole metadata, a drop), so replaying segments >= G over the snapshot always ends in
+the exact state. File layout: a magic header, then frames (storage.wal framing) of
+
+    b"M" name-length(u16) name meta-JSON            a table (its partitions follow)
+    b"C" partition(u32) count(u32) key-offsets(u32 x count+1) value-offsets(u32 x count+1)
+         sizes(u32 x count) keys values             a chunk of one partition's items, sorted
+    b"E" tables(u32) items(u64)                     the end; a file without it is invalid
+
+The file is written to a temporary name, synced and renamed, so a snapshot file that
+exists is complete.
+"""
+from __future__ import annotations
+
+import os
+import re
+import struct
+import sys
+from array import array
+from dataclasses import dataclass, field
+from itertools import accumulate
+from pathlib import Path
+from typing import Iterator
+
+from dynalocal.storage.database import Database, TableEntry
+from dynalocal.storage.mutation import RECOVERY, Mutation
+from dynalocal.journal.tablemeta import encode_meta, restore_meta
+from dynalocal.journal.wal import FRAME, fsync_directory, frame, read_frames
+
+MAGIC = b"DLSNAP\x00\x01"
+CHUNK_ITEMS = 8192
+CHUNK_BYTES = 8 * 1024 * 1024  # a chunk frame is split until its item bytes fit
+_SNAPSHOT = re.compile(r"snapshot-(\d{8})\.snap")
+_U16, _U32, _END = struct.Struct("<H"), struct.Struct("<II"), struct.Struct("<IQ")
+_BIG_ENDIAN = sys.byteorder == "big"
+
+
+class SnapshotError(Exception):
+    """A snapshot file is damaged: recovery cannot proceed safely without it."""
+
+
+def snapshot_path(directory: Path, generation: int) -> Path:
+    return directory / f"snapshot-{generation:08d}.snap"
+
+
+def snapshots(directory: Path) -> list[tuple[int, Path]]:
+    """(generation, path) of every complete snapshot in the directory, oldest first."""
+    found = [(int(m.group(1)), p) for p in directory.iterdir() if (m := _SNAPSHOT.fullmatch(p.name))]
+    return sorted(found)
+
+
+@dataclass
+class _TableImage:
+    name: str
+    meta: bytes
+    chunks: list[tuple[int, list[bytes], list[tuple[bytes, int]]]] = field(default_factory=list)
+
+
+@dataclass
+class Image:
+    """A (fuzzy) copy of the database, captured in steps and written by `write`."""
+
+    tables: list[_TableImage] = field(default_factory=list)
+    items: int = 0
+
+    def capture(self, db: Database, chunk: int = CHUNK_ITEMS) -> Iterator[None]:
+        """Copy the database, yielding after every chunk so the caller can serve requests in between."""
+        for name in list(db.tables):
+            entry = db.tables.get(name)
+            while entry is not None:
+                image = yield from self._capture_table(db, name, entry, chunk)
+                if image is not None:
+                    self.tables.append(image)
+                    self.items += sum(len(keys) for _, keys, _ in image.chunks)
+                    break
+                entry = db.tables.get(name)  # re-partitioned or replaced while copying: start again
+
+    @staticmethod
+    def _capture_table(db: Database, name: str, entry: TableEntry, chunk: int):
+        table = entry.table
+        partitions = table.partitions
+        image = _TableImage(name, encode_meta(entry))
+        for index, part in enumerate(partitions):
+            last = None
+            while True:
+                # One chunk per step, from just after the last key copied (writes may come in between).
+                step = next(part.chunks(last, None, (False, True), size=chunk), None)
+                if step is None:
+                    break
+                keys, records = step
+                image.chunks.append((index, keys, records))
+                last = keys[-1]
+                yield
+                if db.tables.get(name) is not entry:
+                    return None
+                if table.partitions is not partitions:
+                    return None
+        return image
+
+
+def _u32_array(values) -> bytes:
+    out = array("I", values)
+    if _BIG_ENDIAN:
+        out.byteswap()
+    return out.tobytes()
+
+
+def _chunk_frames(index: int, keys: list[bytes], records: list[tuple[bytes, int]]) -> Iterator[bytes]:
+    """Framed chunk payloads for these items, halved until each holds at most CHUNK_BYTES of items."""
+    blobs, sizes = zip(*records)
+    blob_offsets = list(accumulate(map(len, blobs), initial=0))
+    if blob_offsets[-1] > CHUNK_BYTES and len(keys) > 1:
+        half = len(keys) // 2
+        yield from _chunk_frames(index, keys[:half], records[:half])
+        yield from _chunk_frames(index, keys[half:], records[half:])
+        return
+    yield frame(b"".join((b"C", _U32.pack(index, len(keys)), _u32_array(accumulate(map(len, keys), initial=0)),
+                          _u32_array(blob_offsets), _u32_array(sizes), b"".join(keys), b"".join(blobs))))
+
+
+def write(image: Image, directory: Path, generation: int) -> int:
+    """Write the image as snapshot `generation` (atomically); return the file size."""
+    final = snapshot_path(directory, generation)
+    temp = final.with_name(final.name + ".tmp")
+    try:
+        with open(temp, "wb") as out:
+            out.write(MAGIC)
+            for table in image.tables:
+                raw_name = table.name.encode()
+                out.write(frame(b"M" + _U16.pack(len(raw_name)) + raw_name + table.meta))
+                for index, keys, records in table.chunks:
+                    for chunk in _chunk_frames(index, keys, records):
+                        out.write(chunk)
+            out.write(frame(b"E" + _END.pack(len(image.tables), image.items)))
+            out.flush()
+            os.fsync(out.fileno())
+            size = out.tell()
+    except OSError:  # e.g. a full disk: give the space of the unfinished file back at once
+        temp.unlink(missing_ok=True)
+        raise
+    os.replace(temp, final)
+    fsync_directory(directory)
+    return size
+
+
+def _u32_list(data: bytes, start: int, count: int) -> tuple[array, int]:
+    out = array("I")
+    end = start + 4 * count
+    out.frombytes(data[start:end])
+    if _BIG_ENDIAN:
+        out.byteswap()
+    return out, end
+
+
+def _decode_chunk(payload: bytes) -> tuple[int, list[bytes], list[tuple[bytes, int]]]:
+    index, count = _U32.unpack_from(payload, 1)
+    key_offsets, pos = _u32_list(payload, 1 + _U32.size, count + 1)
+    blob_offsets, pos = _u32_list(payload, pos, count + 1)
+    sizes, pos = _u32_list(payload, pos, count)
+    keys_data = payload[pos:pos + key_offsets[-1]]
+    blob_data = payload[pos + key_offsets[-1]:pos + key_offsets[-1] + blob_offsets[-1]]
+    if pos + key_offsets[-1] + blob_offsets[-1] != len(payload):
+        raise SnapshotError("chunk size mismatch")
+    keys = [keys_data[a:b] for a, b in zip(key_offsets, key_offsets[1:])]
+    blobs = [blob_data[a:b] for a, b in zip(blob_offsets, blob_offsets[1:])]
+    return index, keys, list(zip(blobs, sizes))
+
+
+def _fill(entry: TableEntry, parts: dict[int, tuple[list, list]]) -> None:
+    """Load collected chunks into the table's partitions (in bulk when they fit, as they should)."""
+    table = entry.table
+    for index, (keys, records) in sorted(parts.items()):
+        part = table.partitions[index] if index < len(table.partitions) else None
+        inside = part is not None and not len(part) and all(
+            part.lo <= int.from_bytes(k[:8], "big") < part.hi for k in (keys[0], keys[-1]))
+        if inside:
+            part.load(keys, records)  # keys arrive sorted: one linear build
+        else:
+            for key, record in zip(keys, records):
+                table.apply(Mutation(key, record, origin=RECOVERY))
+
+
+def load(path: Path, db: Database) -> tuple[int, int]:
+    """Load a snapshot into an empty database; return (tables, items). Raises SnapshotError."""
+    data = path.read_bytes()
+    if data[:len(MAGIC)] != MAGIC:
+        raise SnapshotError(f"{path.name}: not a dynalocal snapshot")
+    entry: TableEntry | None = None
+    parts: dict[int, tuple[list, list]] = {}
+    items = 0
+    for offset, payload in read_frames(data, len(MAGIC)):
+        if isinstance(payload, str):
+            raise SnapshotError(f"{path.name}: {payload} at offset {offset}")
+        kind = payload[:1]
+        if kind == b"M" or kind == b"E":
+            if entry is not None:
+                _fill(entry, parts)
+            entry, parts = None, {}
+        if kind == b"M":
+            (length,) = _U16.unpack_from(payload, 1)
+            name = payload[3:3 + length].decode()
+            entry = restore_meta(db, name, payload[3 + length:])
+        elif kind == b"C" and entry is not None:
+            index, keys, records = _decode_chunk(payload)
+            if keys:
+                collected = parts.setdefault(index, ([], []))
+                collected[0].extend(keys)
+                collected[1].extend(records)
+                items += len(keys)
+        elif kind == b"E":
+            tables, expected = _END.unpack_from(payload, 1)
+            if expected != items or offset + FRAME.size + len(payload) != len(data):
+                raise SnapshotError(f"{path.name}: holds {items} items, its end frame says {expected}")
+            return tables, items
+        else:
+            raise SnapshotError(f"{path.name}: unexpected frame at offset {offset}")
+    raise SnapshotError(f"{path.name}: incomplete (no end frame)")

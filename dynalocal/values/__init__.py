@@ -1,0 +1,1 @@
+"""The shared model: attribute values, numbers, keys, item sizes, stored blobs."""
