@@ -20,7 +20,8 @@ from dynalocal.engine.context import Context, Settings
 
 from soak import ACCOUNTS, START_BALANCE, counter, partitions, transfer
 
-GROWTHS = 3  # re-partitions each run waits for (or for the last layout growth gives: below)
+GROWTHS = 3  # re-partitions each run waits for (or for the last layout growth gives: below);
+# on a busy machine growth can jump straight to TOP, so the tests ask for at least one change
 TOP = 14  # partitions of an on-demand table grown to the 40 000-unit table quota: no growth after
 DEADLINE = 120.0  # seconds: far beyond what a busy machine needs (about 8 s on a quiet one)
 
@@ -59,7 +60,7 @@ def test_counter_updates_never_fail_while_the_table_re_partitions(live, connecti
         return calls[0] % 50 == 0 and until()
 
     tally, value, counts = counter(live.port, connections, 0, table, until=check_every_50, ballast=True)
-    assert len(until.seen) > 2, f"the table did not re-partition twice: {until.seen}"
+    assert len(until.seen) > 1, f"the table did not re-partition while the workload ran: {until.seen}"
     assert tally.failed == 0, tally.failures
     assert value == tally.ok > 0
     assert counts[1] > counts[0]
@@ -75,7 +76,7 @@ def test_transfers_lose_no_item_and_conserve_the_sum_while_the_table_re_partitio
         return calls[0] % 50 == 0 and until()
 
     tally, total, found, counts = transfer(live.port, 6, check_every_50, table, ballast=True)
-    assert len(until.seen) > 2, f"the table did not re-partition twice: {until.seen}"
+    assert len(until.seen) > 1, f"the table did not re-partition while the workload ran: {until.seen}"
     assert tally.missing == 0 and tally.failed == 0, tally.failures
     assert found == ACCOUNTS and total == ACCOUNTS * START_BALANCE
     assert tally.ok > 0
