@@ -29,7 +29,8 @@ from typing import Callable
 import orjson
 
 from dynalocal.http.app import dispatch
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 from dynalocal.engine.operations import HANDLERS
 from dynalocal.values.blob import dumps
 from dynalocal.storage.mutation import Mutation

@@ -25,9 +25,9 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bare_protocol import Bare  # noqa: E402
 
-from dynalocal.http.app import create_app, dispatch  # noqa: E402
-from dynalocal.engine.context import Context, Settings  # noqa: E402
-from dynalocal.http.plugins import install  # noqa: E402
+from dynalocal.cli.build import build_server  # noqa: E402
+from dynalocal.config import Settings  # noqa: E402
+from dynalocal.http.app import dispatch  # noqa: E402
 from dynalocal.http.protocol import HttpProtocol  # noqa: E402
 from dynalocal.http.serve import HttpServer  # noqa: E402
 
@@ -62,13 +62,11 @@ class Transport:
 
 
 def _server(loop, plugins: bool) -> HttpServer:
-    ctx = Context(settings=Settings(port=8000, throttling="off"))  # one hot key, read without end
-    server = HttpServer(create_app(ctx), "127.0.0.1", 8000)
+    server = build_server(Settings(port=8000, throttling="off"), plugins=plugins)  # one hot key, read without end
+    ctx = server.app.ctx
     server.loop = loop
     server.clock = loop.time() + 3600.0
     server._all_closed = asyncio.Event()  # as HttpServer.serve sets up (connection_made clears it)
-    if plugins:
-        install(server)
     status, out = dispatch(ctx, "DynamoDB_20120810.CreateTable", orjson.dumps({
         "TableName": TABLE, "BillingMode": "PAY_PER_REQUEST",
         "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}],

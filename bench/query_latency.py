@@ -20,7 +20,8 @@ import time
 import orjson
 
 from dynalocal.http.app import dispatch
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 from dynalocal.values.blob import dumps
 from dynalocal.storage.mutation import Mutation
 from dynalocal.values.attributes import item_size

@@ -17,7 +17,8 @@ import tracemalloc
 import orjson
 
 from dynalocal.http.app import dispatch
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 
 PREFIX = "DynamoDB_20120810."
 PAYLOAD = "x" * 150

@@ -8,6 +8,7 @@ Used by the pytest plugin (`dynalocal.pytest_plugin`); usable on its own in any 
 from __future__ import annotations
 
 import asyncio
+import dataclasses
 import inspect
 import threading
 import time
@@ -21,17 +22,22 @@ class CapacityAssertionError(AssertionError):
 
 
 class LocalServer:
-    """The real dynalocal server on 127.0.0.1, started in a background thread of this process."""
+    """The real dynalocal server on 127.0.0.1, started in a background thread of this process.
 
-    def __init__(self, throttling: str = "enforce", burst_seconds: float = 300.0, capacity_model: str | None = None,
-                 data_dir: str | None = None, init: list[str] | None = None, **settings: Any) -> None:
-        self.options = dict(throttling=throttling, burst_seconds=burst_seconds, data_dir=data_dir, **settings)
-        if capacity_model is not None:
-            self.options["capacity_model"] = capacity_model
+    `settings` are Settings fields (None: the default), or give `ctx`, a Context of your own (e.g.
+    with a test clock). It listens on loopback whatever `host` says, on `port` (0: a free one).
+    `init`: seed files, loaded at start and again after each `reset()` (and into each namespace)."""
+
+    def __init__(self, *, init: list[str] | None = None, ctx: Any = None, port: int = 0, **settings: Any) -> None:
+        self.options = {name: value for name, value in settings.items() if value is not None}
+        if ctx is not None and self.options:
+            raise ValueError("give LocalServer settings or a ctx (with its settings), not both")
         self.init = list(init or [])
+        self.port = port
         self.url = ""
         self.startup_seconds = 0.0
-        self.ctx: Any = None
+        self.ctx: Any = ctx
+        self._own_ctx = ctx  # the caller's Context, reused by every start (else a new one each time)
         self._server: Any = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
@@ -41,37 +47,38 @@ class LocalServer:
         self.scope = ""  # the catalog prefix of the current namespace's tables (see `namespace`)
         self._namespaces = 0
 
+    @property
+    def server(self) -> Any:
+        """The HttpServer (while running)."""
+        return self._server
+
     # -- life cycle ------------------------------------------------------------------------------
 
     def start(self, timeout: float = 30.0) -> "LocalServer":
         """Serve on a free port; return once it accepts requests."""
         began = time.perf_counter()
-        from dynalocal.http.app import create_app
-        from dynalocal.engine.context import Context, Settings
-        from dynalocal.http.plugins import install as install_plugins
-        from dynalocal.http.serve import HttpServer
+        from dynalocal.cli.build import build_server
+        from dynalocal.config import Settings
 
-        unknown = set(self.options) - set(inspect.signature(Settings).parameters)
-        if unknown:
-            raise ValueError(f"this dynalocal has no setting {', '.join(sorted(unknown))}")
-        self.ctx = ctx = Context(settings=Settings(**self.options))
-        if self.options.get("data_dir"):
-            from dynalocal.http.durability import Durability
-
-            Durability.open(ctx)
+        settings = None
+        if self._own_ctx is None:
+            unknown = set(self.options) - {f.name for f in dataclasses.fields(Settings)}
+            if unknown:
+                raise ValueError(f"this dynalocal has no setting {', '.join(sorted(unknown))}")
+            settings = Settings(**self.options)
+        self._server = server = build_server(settings, self._own_ctx, bind=("127.0.0.1", self.port))
+        self.ctx = ctx = server.app.ctx
         if self.init:
             from dynalocal.seed.loader import load_seed
 
             self._seed = load_seed(self.init)
             ctx.startup.append(self._apply_seed)
-        self._server = server = HttpServer(create_app(ctx), "127.0.0.1", 0)
-        install_plugins(server)  # as the command line serves: authentication, isolation, CORS, compression
         self._thread = threading.Thread(target=server.run, kwargs={"signals": False}, name="dynalocal", daemon=True)
         self._thread.start()
         if not server.started.wait(timeout) or server.error is not None:
             raise RuntimeError(f"dynalocal did not start: {server.error or 'timed out'}")
         self._loop = server.loop
-        ctx.settings.port = server.port
+        self.port = ctx.settings.port = server.port
         self.url = f"http://127.0.0.1:{server.port}"
         self.startup_seconds = time.perf_counter() - began
         return self

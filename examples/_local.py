@@ -1,15 +1,12 @@
 """Start a dynalocal server in this process (or use $DDB_ENDPOINT) for the examples."""
 from __future__ import annotations
 
-import threading
-
 import boto3
 from botocore.config import Config
 
-from dynalocal.http.app import create_app
-from dynalocal.engine.context import Context, Settings
-from dynalocal.http.plugins import install
-from dynalocal.http.serve import HttpServer
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
+from dynalocal.testing import LocalServer
 
 
 class SimulatedClock:
@@ -22,19 +19,13 @@ class SimulatedClock:
         return self.now
 
 
-def endpoint(burst_seconds: float = 300.0, clock=None, port: int = 0) -> str:
-    """A fresh in-process server with the given burst window (and clock, if given), on `port` (0: a free one)."""
-    ctx = Context(settings=Settings(burst_seconds=burst_seconds))
+def endpoint(burst_seconds: float | None = None, clock=None, port: int = 0) -> str:
+    """A fresh in-process server (dynalocal.testing.LocalServer: built as the dynalocal command builds it) with
+    the given burst window and clock, if given, on `port` (0: a free one); it runs until the example exits."""
+    ctx = Context(settings=Settings() if burst_seconds is None else Settings(burst_seconds=burst_seconds))
     if clock is not None:
         ctx.clock = clock
-    server = HttpServer(create_app(ctx), "127.0.0.1", port)  # port 0: a free one, known once started
-    install(server)  # authentication, CORS, compression: as the dynalocal command serves
-    threading.Thread(target=server.run, kwargs={"signals": False}, daemon=True).start()
-    server.started.wait(10)
-    if server.error is not None:
-        raise server.error
-    ctx.settings.port = server.port
-    return f"http://127.0.0.1:{server.port}"
+    return LocalServer(ctx=ctx, port=port).start().url
 
 
 def client(url: str):

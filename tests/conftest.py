@@ -1,21 +1,17 @@
-"""Shared fixtures: a real dynalocal server (serve.HttpServer) on a free port, and boto3 clients pointed at it."""
+"""Shared fixtures: a real dynalocal server (dynalocal.testing.LocalServer) on a free port, and boto3 clients
+pointed at it."""
 from __future__ import annotations
 
 import json
 import socket
-import threading
 import urllib.error
 import urllib.request
 import uuid
 
-import boto3
 import pytest
-from botocore.config import Config
 
-from dynalocal.http.app import create_app
-from dynalocal.engine.context import Context, Settings
-from dynalocal.http.plugins import install
-from dynalocal.http.serve import HttpServer
+from dynalocal.engine.context import Context
+from dynalocal.testing import LocalServer
 
 # Names tests address the server by (`Host: x` in raw-socket tests, a DynamoDB-like name in the health
 # check test): allowed as --allowed-hosts would, since the loopback bind's Host check refuses other names.
@@ -65,37 +61,17 @@ def capacity_args(provisioned: tuple[int, int] | None = None, partitions: int | 
     return args
 
 
-class LiveServer:
-    """dynalocal's HTTP server in a background thread; `ctx` is the server's own state."""
+class LiveServer(LocalServer):
+    """The suite's server: dynalocal.testing.LocalServer (built as the CLI builds it) that also answers the
+    Host names the tests use (TEST_HOSTS), with `raw()` for hand-made requests. `ctx`: a Context of the
+    test's own (settings, clocks); else `settings` are Settings fields."""
 
-    def __init__(self, ctx: Context | None = None, **options) -> None:
-        self.port = free_port()
-        self.ctx = ctx or Context(settings=Settings(port=self.port))
-        self.url = f"http://127.0.0.1:{self.port}"
-        options.setdefault("allowed_hosts", TEST_HOSTS)
-        self.server = HttpServer(create_app(self.ctx), "127.0.0.1", self.port, **options)
-        self.plugins = install(self.server)  # auth, CORS, compression: as the CLI serves
-        self.thread = threading.Thread(target=self.server.run, kwargs={"signals": False}, daemon=True)
-
-    def __enter__(self) -> "LiveServer":
-        self.thread.start()
-        if not self.server.started.wait(10):
-            raise RuntimeError("server did not start")
-        if self.server.error is not None:
-            raise RuntimeError(f"server did not start: {self.server.error}")
-        return self
-
-    def __exit__(self, *exc) -> None:
-        self.server.stop()
-        self.thread.join(10)
-
-    def client(self, **config):
-        session = boto3.session.Session(aws_access_key_id="test", aws_secret_access_key="test", region_name="us-east-1")
-        return session.client("dynamodb", endpoint_url=self.url, config=Config(**config) if config else None)
-
-    def resource(self):
-        session = boto3.session.Session(aws_access_key_id="test", aws_secret_access_key="test", region_name="us-east-1")
-        return session.resource("dynamodb", endpoint_url=self.url)
+    def __init__(self, ctx: Context | None = None, **settings) -> None:
+        if ctx is None:
+            settings.setdefault("allowed_hosts", TEST_HOSTS)
+        elif not ctx.settings.allowed_hosts:
+            ctx.settings.allowed_hosts = TEST_HOSTS
+        super().__init__(ctx=ctx, **settings)
 
     def raw(self, target: str | None, body, content_type: str = "application/x-amz-json-1.0", method: str = "POST",
             path: str = "/"):

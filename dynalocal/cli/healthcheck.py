@@ -24,7 +24,7 @@ def server_arguments(cmdline: list[str]) -> list[str]:
 
 def configured_port(pid: int) -> int:
     """The port process `pid` serves on, per its command line and the environment."""
-    from dynalocal.cli.main import parse_args
+    from dynalocal.cli.arguments import parse_args
 
     try:
         raw = Path(f"/proc/{pid}/cmdline").read_bytes()

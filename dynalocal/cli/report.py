@@ -9,6 +9,8 @@ import urllib.error
 import urllib.parse
 import urllib.request
 
+from dynalocal.config import option
+
 DEFAULT_ENDPOINT = "http://127.0.0.1:8000"
 
 
@@ -21,8 +23,9 @@ def parse_args(argv: list[str]) -> argparse.Namespace:
                              f"{DEFAULT_ENDPOINT})")
     parser.add_argument("--table", default=None, help="only this table")
     parser.add_argument("--json", action="store_true", help="the report as JSON (GET /_dynalocal/report)")
-    parser.add_argument("--admin-token", default=os.environ.get("DYNALOCAL_ADMIN_TOKEN"),
-                        help="the server's admin token, if it has one (default: $DYNALOCAL_ADMIN_TOKEN)")
+    token_env = option("admin_token").env_name  # the server's own variable for it
+    parser.add_argument("--admin-token", default=os.environ.get(token_env),
+                        help=f"the server's admin token, if it has one (default: ${token_env})")
     return parser.parse_args(argv)
 
 

@@ -9,8 +9,8 @@ import time
 from typing import Any, Callable
 
 from dynalocal.capacity.registry import Capacity
+from dynalocal.config import Settings
 from dynalocal.storage.database import ACCOUNT, REGION, Database
-from dynalocal.http.plugins.cors import LOCAL_ORIGINS
 
 
 class _Record:
@@ -26,47 +26,6 @@ class _Record:
         return vars(self) == vars(other)
 
     __hash__ = None  # type: ignore[assignment]  # mutable, compared by value: unhashable
-
-
-class Settings(_Record):
-    """The server's options (see the command line in cli.py)."""
-
-    def __init__(self, host: str = "127.0.0.1", port: int = 8000,
-                 throttling: str = "enforce",  # enforce | report | off
-                 burst_seconds: float = 300.0,  # unused provisioned capacity kept (seconds of the rate)
-                 partition_burst_seconds: float = 5.0,  # seconds of a partition's ceiling kept as burst
-                 capacity_model: str = "adaptive",  # adaptive | classic (see storage.capacity.meter)
-                 allow_reset: bool = True,
-                 ttl_interval: float = 1.0,  # seconds between sweeps for expired TTL items
-                 data_dir: str | None = None,  # persist here (write-ahead log + snapshots); None = in memory only
-                 sync: str = "batch",  # always | batch | none: when the log is fsynced (see server.groupcommit)
-                 sync_interval: float = 0.002,  # batch mode: longest seconds a group gathers while writes keep arriving
-                 snapshot_bytes: int = 64 * 1024 * 1024,  # log bytes after which a snapshot is taken (at least)
-                 auth: str = "relaxed",  # relaxed | verify | none (see server.auth)
-                 credentials: dict | None = None,  # access key -> (secret, account) for --auth verify
-                 isolation: str = "shared",  # shared | region | account: which tables a request sees
-                 cors_origins: tuple = LOCAL_ORIGINS,  # who may call from a browser (server.cors)
-                 transient_delay: float = 0.0,  # seconds tables stay CREATING/UPDATING/DELETING
-                 admin_token: str | None = None,  # required by guarded admin routes when set (server.adminguard)
-                 ) -> None:
-        self.host = host
-        self.port = port
-        self.throttling = throttling
-        self.burst_seconds = burst_seconds
-        self.partition_burst_seconds = partition_burst_seconds
-        self.capacity_model = capacity_model
-        self.allow_reset = allow_reset
-        self.ttl_interval = ttl_interval
-        self.data_dir = data_dir
-        self.sync = sync
-        self.sync_interval = sync_interval
-        self.snapshot_bytes = snapshot_bytes
-        self.auth = auth
-        self.credentials = {} if credentials is None else credentials
-        self.isolation = isolation
-        self.cors_origins = cors_origins
-        self.transient_delay = transient_delay
-        self.admin_token = admin_token
 
 
 class Context(_Record):

@@ -36,19 +36,20 @@ def new_event_loop() -> asyncio.AbstractEventLoop:
 
 
 class HttpServer:
-    """Serves a DynamoApp over HTTP/1.1 on host:port (port 0 picks a free one: see `.port` once started)."""
+    """Serves a DynamoApp over HTTP/1.1 on host:port (port 0 picks a free one: see `.port` once started).
 
-    def __init__(self, app: DynamoApp, host: str = "127.0.0.1", port: int = 8000, *, request_timeout: float = 30.0,
-                 keep_alive_timeout: float = 5.0, allowed_hosts: list[str] | tuple[str, ...] = (),
-                 shutdown_timeout: float = 10.0) -> None:
+    Host and port default to the app's settings, which also give the timeouts and the allowed Host names."""
+
+    def __init__(self, app: DynamoApp, host: str | None = None, port: int | None = None) -> None:
+        settings = app.ctx.settings
         self.app = app
         self.asgi_app = app  # the ASGI app for every route that is not POST / (health, admin, 404)
-        self.host = host
-        self.port = port
-        self.request_timeout = request_timeout
-        self.keep_alive_timeout = keep_alive_timeout
-        self.shutdown_timeout = shutdown_timeout
-        self.hosts = HostPolicy(host, allowed_hosts)
+        self.host = settings.host if host is None else host
+        self.port = settings.port if port is None else port
+        self.request_timeout = settings.request_timeout
+        self.keep_alive_timeout = settings.keep_alive_timeout
+        self.shutdown_timeout = settings.shutdown_timeout
+        self.hosts = HostPolicy(self.host, settings.allowed_hosts)
         self.hooks = Hooks()  # plug-ins: request decoding, CORS, authentication (see exchange.py)
         self.defaults = DefaultHeaders()
         # The loop's time rounded up to the next tick: per-request deadlines read this instead of calling

@@ -8,7 +8,8 @@ import pytest
 
 from conftest import LiveServer
 from dynalocal.cli.main import parse_args
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 
 EVIL = "http://evil.example"
 

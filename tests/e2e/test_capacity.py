@@ -9,7 +9,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from conftest import FakeClock, LiveServer, capacity_args
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 
 
 def _server(throttling: str = "enforce", burst: float = 2.0):

@@ -15,7 +15,9 @@ import urllib.request
 import pytest
 from botocore.exceptions import ClientError
 
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+
+from dynalocal.engine.context import Context
 from conftest import FakeClock, LiveServer
 
 TABLE_MESSAGE = "The level of configured provisioned throughput for the table was exceeded."

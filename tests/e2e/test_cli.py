@@ -204,8 +204,34 @@ def test_readme_status_table_matches_the_handlers():
                                      f"implemented but README says not yet: {sorted(handled - served)}")
 
 
+def options_table() -> list[str]:
+    """The rows of the README's options table (the Markdown table of the "Command line" section)."""
+    section = README.read_text().split("\n## Command line", 1)[1].split("\n## ", 1)[0]
+    return [line for line in section.splitlines() if line.startswith("|")]
+
+
+def test_readme_options_table_matches_the_options():
+    from dynalocal.cli.arguments import options_table as generated
+
+    expected = generated().splitlines()
+    rows = options_table()
+    for line in expected:
+        assert line in rows, f"README's options table lacks or differs in: {line}"
+    assert rows == expected, ("README's options table differs from dynalocal.config.OPTIONS; paste in the output "
+                              "of `python -m dynalocal.cli.arguments`")
+
+
+def test_readme_documents_dynamodb_locals_flags():
+    from dynalocal.config import LOCAL_IGNORED, OPTIONS
+
+    section = README.read_text().split("\n## Switching from DynamoDB Local", 1)[1].split("\n## ", 1)[0]
+    documented = set(re.findall(r"^\| (?:no )?`(-[a-zA-Z]+)", section, re.M))
+    documented |= set(re.findall(r"`(-[a-zA-Z]+)`", section)) & set(LOCAL_IGNORED)
+    assert documented == {o.local for o in OPTIONS if o.local} | set(LOCAL_IGNORED) | {"-help"}
+
+
 def test_readme_documents_every_command_line_option():
-    from dynalocal.cli.main import parse_args
+    from dynalocal.cli.arguments import parse_args
 
     text = README.read_text()
     options = [a for a in vars(parse_args([]))]

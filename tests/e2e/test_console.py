@@ -16,7 +16,8 @@ import pytest
 
 from conftest import FakeClock, LiveServer
 from diagnosis_load import create, put
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 
 ARTIFACTS = Path(__file__).resolve().parents[2] / ".artifacts"
 

@@ -10,7 +10,8 @@ import pytest
 
 from conftest import FakeClock, LiveServer
 from diagnosis_load import KB, create, put, run
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 
 @pytest.fixture
 def live():

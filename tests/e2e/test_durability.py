@@ -12,7 +12,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from conftest import LiveServer
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 from dynalocal.http.durability import Durability
 from server_process import ServerProcess, scan_all
 

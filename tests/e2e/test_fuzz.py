@@ -17,7 +17,8 @@ from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
 from conftest import LiveServer
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 from dynalocal.http.durability import Durability
 from dynalocal.engine.operations import HANDLERS
 from dynalocal.storage.database import Database

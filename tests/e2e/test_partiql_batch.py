@@ -7,7 +7,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from conftest import FakeClock, LiveServer
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 
 
 @pytest.fixture

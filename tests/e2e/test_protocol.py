@@ -17,7 +17,8 @@ import uvicorn
 
 from conftest import LiveServer, free_port
 from dynalocal.http.app import create_app
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 from dynalocal.http.durability import Durability
 from dynalocal.http.serve import HttpServer
 

@@ -16,7 +16,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from conftest import LiveServer
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 from dynalocal.http.durability import Durability
 from dynalocal.storage.database import Database
 from dynalocal.journal.recovery import recover

@@ -9,7 +9,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from conftest import LiveServer, WallClock
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 from stream_reader import all_shards, read_shard, read_stream, streams_client
 
 

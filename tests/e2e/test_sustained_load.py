@@ -16,7 +16,8 @@ import time
 import pytest
 
 from conftest import LiveServer
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 
 from soak import ACCOUNTS, START_BALANCE, counter, partitions, transfer
 

@@ -169,7 +169,8 @@ def test_concurrent_transfers_conserve_the_total_and_reads_see_snapshots(server,
 
 def test_throttled_actions_cancel_with_a_throughput_reason():
     from conftest import LiveServer
-    from dynalocal.engine.context import Context, Settings
+    from dynalocal.config import Settings
+    from dynalocal.engine.context import Context
 
     class Frozen:
         def __call__(self) -> float:

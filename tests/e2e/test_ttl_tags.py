@@ -7,7 +7,8 @@ import pytest
 from botocore.exceptions import ClientError
 
 from conftest import LiveServer, WallClock
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 
 
 @pytest.fixture(scope="module")

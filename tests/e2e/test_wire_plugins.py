@@ -14,7 +14,8 @@ from botocore.config import Config
 from botocore.exceptions import ClientError
 
 from conftest import LiveServer
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 
 KEYS = [{"AttributeName": "id", "KeyType": "HASH"}]
 DEFS = [{"AttributeName": "id", "AttributeType": "S"}]

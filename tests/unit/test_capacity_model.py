@@ -14,7 +14,8 @@ import pytest
 
 from conftest import FakeClock as Clock, capacity_args
 from dynalocal.http.app import dispatch
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 from dynalocal.capacity import meter as model
 from dynalocal.capacity.report import snapshot
 

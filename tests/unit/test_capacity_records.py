@@ -18,7 +18,8 @@ import pytest
 
 from conftest import FakeClock
 from dynalocal.http.app import dispatch
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 from dynalocal.capacity import meter as model
 from dynalocal.capacity.meter import KEY_RANGE, TABLE_RATE, Meter
 from dynalocal.capacity.report import snapshot

@@ -15,7 +15,8 @@ import pytest
 
 from conftest import FakeClock as Clock
 from dynalocal.http.app import dispatch
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 from dynalocal.storage.table import ItemStore
 
 PREFIX = "DynamoDB_20120810."

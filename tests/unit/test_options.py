@@ -1,10 +1,10 @@
-"""The command line's DynamoDB Local flags and DYNALOCAL_* environment variables (server.options)."""
+"""The command line's DynamoDB Local flags and DYNALOCAL_* environment variables (cli.arguments, from config.OPTIONS)."""
 from __future__ import annotations
 
 import pytest
 
-from dynalocal.cli import options
-from dynalocal.cli.main import cors_origins, parse_args, wire_settings
+from dynalocal.cli import arguments as options
+from dynalocal.cli.arguments import parse_args, settings_from
 
 
 def parse(argv: list[str], env: dict[str, str] | None = None):
@@ -80,17 +80,50 @@ def test_wire_settings(tmp_path, monkeypatch):
     monkeypatch.delenv("DYNALOCAL_CREDENTIALS", raising=False)
     keys = tmp_path / "keys"
     keys.write_text("# local keys\nAKIDONE:secret1:111122223333\n\nAKIDTWO:secret2\n")
-    settings = wire_settings(parse(["--auth", "verify", "--credentials", str(keys), "--isolation", "region"]))
-    assert settings["credentials"] == {"AKIDONE": ("secret1", "111122223333"), "AKIDTWO": ("secret2", None)}
-    assert settings["auth"] == "verify" and settings["isolation"] == "region"
+    settings = settings_from(parse(["--auth", "verify", "--credentials", str(keys), "--isolation", "region"]))
+    assert settings.credentials == {"AKIDONE": ("secret1", "111122223333"), "AKIDTWO": ("secret2", None)}
+    assert settings.auth == "verify" and settings.isolation == "region"
     with pytest.raises(SystemExit, match="needs DYNALOCAL_CREDENTIALS"):
-        wire_settings(parse(["--auth", "verify"]))
+        settings_from(parse(["--auth", "verify"]))
     keys.write_text("no-secret-here\n")
     with pytest.raises(SystemExit, match="entry 1: expected KEY:SECRET"):
-        wire_settings(parse(["--credentials", str(keys)]))
+        settings_from(parse(["--credentials", str(keys)]))
+
+
+def cors_origins(value: str | None) -> tuple[str, ...]:
+    return settings_from(parse([] if value is None else ["--cors-origins", value])).cors_origins
 
 
 def test_cors_origins_option():
     assert cors_origins(None) == ("http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*")
     assert cors_origins("*") == ("*",)
     assert cors_origins("https://a.test, http://b.test:8080") == ("https://a.test", "http://b.test:8080")
+
+
+def test_no_options_give_the_settings_defaults():
+    from dynalocal.config import Settings
+
+    assert settings_from(parse_args([], {}), {}) == Settings()
+
+
+def test_options_reach_their_settings_fields_in_the_fields_units():
+    settings = settings_from(parse(["--sync-interval-ms", "5", "--snapshot-mb", "1.5", "--no-reset",
+                                    "--allowed-hosts", "a.test, b.test", "--init", "x.json", "--init", "y.yaml",
+                                    "--request-timeout", "7", "--keep-alive-timeout", "0.5", "--log-level", "debug",
+                                    "-dbPath", "/tmp/d", "-delayTransientStatuses"]), {})
+    assert (settings.sync_interval, settings.snapshot_bytes, settings.allow_reset) == (0.005, 1536 * 1024, False)
+    assert (settings.allowed_hosts, settings.init) == (("a.test", "b.test"), ("x.json", "y.yaml"))
+    assert (settings.request_timeout, settings.keep_alive_timeout, settings.log_level) == (7.0, 0.5, "debug")
+    assert (settings.data_dir, settings.transient_delay) == ("/tmp/d", 1.0)
+
+
+def test_every_option_has_its_own_flag_and_variable():
+    from dataclasses import fields
+
+    from dynalocal.config import OPTIONS, Settings
+
+    names = {f.name for f in fields(Settings)}
+    assert all(row.field in names for row in OPTIONS)
+    for attribute in ("field", "flag", "env_name"):
+        values = [getattr(row, attribute) for row in OPTIONS]
+        assert len(values) == len(set(values)), f"two options share a {attribute}"

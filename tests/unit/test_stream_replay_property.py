@@ -9,7 +9,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dynalocal.http.app import dispatch
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 
 DDB = "DynamoDB_20120810."
 STREAMS = "DynamoDBStreams_20120810."

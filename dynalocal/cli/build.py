@@ -1,0 +1,52 @@
+"""The one way a server is put together from Settings, so the `dynalocal` command, the test harness
+(dynalocal.testing), the examples and the benchmarks all serve the same thing.
+
+It lives in cli/ because it joins the layers below it (http, seed, engine); nothing below imports it.
+"""
+from __future__ import annotations
+
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
+from dynalocal.http.app import create_app
+from dynalocal.http.serve import HttpServer
+
+
+class ConfigError(Exception):
+    """A setting the server cannot start with (the message names the option)."""
+
+
+def build_server(settings: Settings | None = None, ctx: Context | None = None, *,
+                 bind: tuple[str, int] | None = None, plugins: bool = True) -> HttpServer:
+    """An HttpServer, not yet started, serving `settings` (or `ctx`: a Context of the caller's, e.g. with a
+    test clock, whose settings are used).
+
+    With `data_dir` the journal is opened (recovering the directory) unless `ctx` has one; `init` seed
+    files are parsed now and loaded at start. Listens on `bind` (host, port), by default the
+    settings' host and port (port 0: a free one). `plugins`: authentication, isolation, CORS and
+    compression, as the command serves (off only to measure the HTTP layer without them).
+    """
+    if ctx is None:
+        ctx = Context(settings=Settings() if settings is None else settings)
+    settings = ctx.settings
+    if settings.data_dir is not None and ctx.journal is None:
+        from dynalocal.http.durability import STARTUP_ERRORS, Durability
+
+        try:
+            Durability.open(ctx)
+        except STARTUP_ERRORS as err:
+            raise ConfigError(f"cannot use --data-dir {settings.data_dir}: {err}") from err
+    if settings.init:
+        from dynalocal.seed.loader import seed_hook
+        from dynalocal.seed.template import SeedError
+
+        try:
+            ctx.startup.append(seed_hook(ctx, list(settings.init)))
+        except SeedError as err:
+            raise ConfigError(f"cannot use --init {err}") from err
+    host, port = (settings.host, settings.port) if bind is None else bind
+    server = HttpServer(create_app(ctx), host, port)
+    if plugins:
+        from dynalocal.http.plugins import install
+
+        install(server)
+    return server
