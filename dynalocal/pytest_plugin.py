@@ -16,10 +16,11 @@ from typing import Any
 import pytest
 
 # name -> (help, default); each is an ini option `dynalocal_<name>` and a flag `--dynalocal-<name>`.
+# An empty value means the server's own default (dynalocal.config.Settings).
 OPTIONS = {
-    "throttling": ("enforce (refuse like DynamoDB), report (only record) or off", "enforce"),
+    "throttling": ("enforce (refuse like DynamoDB), report (only record) or off (default: the server's, enforce)", ""),
     "capacity_model": ("adaptive (DynamoDB today) or classic (fixed 1/N partition shares)", ""),
-    "burst_seconds": ("seconds of unused capacity kept as burst", "300"),
+    "burst_seconds": ("seconds of unused capacity kept as burst (default: the server's)", ""),
     "data_dir": ("persist the session's tables in this directory (default: in memory)", ""),
     "isolation": ("between tests: reset (drop all tables, reload seed data), namespace (each test its own "
                   "account: its own tables, seed data loaded into it) or none", "reset"),
@@ -53,10 +54,10 @@ class _Session:
                 raise pytest.UsageError(f"dynalocal_isolation must be one of {', '.join(ISOLATION)}")
             base = Path(self.config.inipath).parent if self.config.inipath else self.config.rootpath
             init = [str(base / p) for p in self.option("init").split()]
-            data_dir = self.option("data_dir")
+            data_dir, burst = self.option("data_dir"), self.option("burst_seconds")
             try:
-                self.server = LocalServer(throttling=self.option("throttling"),
-                                          burst_seconds=float(self.option("burst_seconds")),
+                self.server = LocalServer(throttling=self.option("throttling") or None,
+                                          burst_seconds=float(burst) if burst else None,
                                           capacity_model=self.option("capacity_model") or None,
                                           data_dir=str(base / data_dir) if data_dir else None, init=init,
                                           **({"isolation": "account"} if isolation == "namespace" else {})).start()
@@ -124,7 +125,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     server = state.server
     terminalreporter.section("dynalocal capacity")
     terminalreporter.write_line(f"server {server.url} started in {server.startup_seconds:.3f} s; "
-                                f"throttling {state.option('throttling')}")
+                                f"throttling {server.ctx.settings.throttling}")
     findings = state.findings
     if state.option("isolation") == "none":  # tables live for the session: judge them once, at its end
         findings = [("session", t) for t in server.report() if any(m.units or m.throttles for m in t.meters)]
