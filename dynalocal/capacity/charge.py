@@ -15,13 +15,12 @@ from typing import Any
 
 import orjson
 
+from dynalocal.capacity.meter import GSI_BACKPRESSURE, READ, WRITE, Meter
+from dynalocal.capacity.units import read_units, write_units
 from dynalocal.errors import DynamoError
 from dynalocal.storage.database import TableEntry
 from dynalocal.storage.index import Index
 from dynalocal.storage.partition import Record
-from dynalocal.capacity.meter import GSI_BACKPRESSURE, READ, WRITE, Meter
-from dynalocal.capacity.throttle import note, throttle_error
-from dynalocal.capacity.units import read_units, write_units
 
 TRANSACTIONAL = 2.0  # a transactional read or write costs twice (prepare + commit)
 

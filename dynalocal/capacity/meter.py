@@ -45,7 +45,7 @@ request touches the buckets only, not the partition's records scattered over mem
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable
 
 from dynalocal.capacity.bucket import Bucket
 
@@ -94,7 +94,8 @@ class PartMeter:
 
     def __init__(self, partition_burst: float, share: tuple[float, float] | None, burst: float, now: float) -> None:
         self.cap = [Bucket(c, c * max(partition_burst, 1.0), now, KEY_RANGE) for c in CEILING]
-        self.share = [Bucket(r, r * max(burst, 1.0), now, PARTITION_SHARE) for r in share] if share is not None else None
+        self.share = ([Bucket(r, r * max(burst, 1.0), now, PARTITION_SHARE) for r in share]
+                      if share is not None else None)
         self.units = [0.0, 0.0]
         self.requests = [0, 0]
         self.burst = [0.0, 0.0]  # units beyond the ceiling within a second, seconds before `sec`

@@ -17,15 +17,16 @@ one DynamoDB never has; the declared settings still set the count.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import partial
-from typing import Any, Callable
+from typing import Any
 
-from dynalocal.errors import DynamoError
-from dynalocal.storage.database import TableEntry
-from dynalocal.storage.index import Index
 from dynalocal.capacity.charge import Charge
 from dynalocal.capacity.meter import CEILING, NEW_ON_DEMAND, Meter
 from dynalocal.capacity.throttle import note, throttle_error
+from dynalocal.errors import DynamoError
+from dynalocal.storage.database import TableEntry
+from dynalocal.storage.index import Index
 
 PARTITIONS_TAG = "dynalocal:partitions"
 MODEL_TAG = "dynalocal:capacity-model"

@@ -104,7 +104,8 @@ def meter_data(entry: Any, m: Meter, store: Any, key_type: str, now: float) -> d
         "totals": _totals(*m.totals()),
         "throttles": _pair([dict(t) for t in m.throttles]),
         "per_second": _series(m.ring, m.throttle_ring, m.sec, sec),
-        "partitions": [_partition(i, part, pm, key_type, sec) for i, (part, pm) in enumerate(zip(store.partitions, m.parts))],
+        "partitions": [_partition(i, part, pm, key_type, sec)
+                       for i, (part, pm) in enumerate(zip(store.partitions, m.parts))],
     }
 
 

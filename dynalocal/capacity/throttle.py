@@ -14,10 +14,19 @@ from __future__ import annotations
 import base64
 import logging
 
+from dynalocal.capacity.meter import (
+    ACCOUNT_LIMIT,
+    GSI_BACKPRESSURE,
+    KEY_RANGE,
+    ON_DEMAND_MAX,
+    ON_DEMAND_SCALING,
+    PARTITION_SHARE,
+    TABLE_RATE,
+    WIRE_REASON,
+    Meter,
+)
 from dynalocal.errors import DynamoError, ProvisionedThroughputExceededException, ThrottlingException
 from dynalocal.storage.database import TableEntry
-from dynalocal.capacity.meter import (ACCOUNT_LIMIT, GSI_BACKPRESSURE, KEY_RANGE, ON_DEMAND_MAX, ON_DEMAND_SCALING,
-                    PARTITION_SHARE, TABLE_RATE, WIRE_REASON, Meter)
 
 log = logging.getLogger("dynalocal.capacity")
 LOG_INTERVAL = 10.0

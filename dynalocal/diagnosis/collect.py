@@ -9,8 +9,19 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynalocal.diagnosis.figures import (GSI_BACK_PRESSURE, ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, PARTITION_CEILING, PARTITION_SHARE,
-                      TABLE_QUOTA, TABLE_RATE, DIRECTIONS, KeyFigures, MeterFigures, PartitionFigures)
+from dynalocal.diagnosis.figures import (
+    DIRECTIONS,
+    GSI_BACK_PRESSURE,
+    ON_DEMAND_MAXIMUM,
+    ON_DEMAND_SCALING,
+    PARTITION_CEILING,
+    PARTITION_SHARE,
+    TABLE_QUOTA,
+    TABLE_RATE,
+    KeyFigures,
+    MeterFigures,
+    PartitionFigures,
+)
 
 WINDOW = 60  # seconds of per-second records the rates look at
 CAUSE_NAMES = {"key_range": PARTITION_CEILING, "table_rate": TABLE_RATE, "partition_share": PARTITION_SHARE,

@@ -44,7 +44,8 @@ def _meter(m: MeterReport) -> list[str]:
                  else "once burst is spent, ")
         lines.append(f"    projection: {p.scope} runs at {p.rate:.1f} {m.unit}/s, sustains {p.sustained:g}; "
                      f"{burst}{p.throttled_share:.0%} of {m.direction}s throttled")
-    lines.append(f"    {'partition':>9} {'avg/s':>8} {'peak/s':>7} {'share':>6} {'sustains':>8} {'throttled':>9}  top keys")
+    lines.append(f"    {'partition':>9} {'avg/s':>8} {'peak/s':>7} {'share':>6} {'sustains':>8} "
+                 f"{'throttled':>9}  top keys")
     for p in m.partitions:
         sustains = min(p.ceiling, p.share_limit) if m.model == "classic" and p.share_limit else p.ceiling
         keys = ", ".join(f"{k.key!r} {percent(k.share)}" for k in p.top_keys[:3]) or "-"

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import re
 
+from dynalocal.engine.context import Context
 from dynalocal.errors import ResourceNotFoundException, ValidationException
 from dynalocal.expressions import compile_request
 from dynalocal.storage.database import TableEntry
-from dynalocal.engine.context import Context
 
 # Request members that mean the request carries expressions or their legacy equivalents.
 EXPRESSION_MEMBERS = frozenset((

@@ -3,9 +3,9 @@ from __future__ import annotations
 
 import time
 
-from dynalocal.errors import ResourceNotFoundException, TableNotFoundException
-from dynalocal.engine.context import Context
 from dynalocal.engine.common import control_table, scoped_names, table_name
+from dynalocal.engine.context import Context
+from dynalocal.errors import ResourceNotFoundException, TableNotFoundException
 
 
 def _backup_table(ctx: Context, name: str):

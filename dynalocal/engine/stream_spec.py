@@ -9,9 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from dynalocal.engine.context import Context
 from dynalocal.errors import ValidationException, invalid
 from dynalocal.storage.database import TableEntry
-from dynalocal.engine.context import Context
 
 VIEW_TYPES = ("NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY")
 

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import re
 
-from dynalocal.errors import AccessDeniedException, ResourceNotFoundException, ValidationException
 from dynalocal.capacity.registry import MODEL_TAG, PARTITIONS_TAG
-from dynalocal.storage.database import TableEntry
 from dynalocal.engine.context import Context
+from dynalocal.errors import AccessDeniedException, ResourceNotFoundException, ValidationException
+from dynalocal.storage.database import TableEntry
 
 MAX_TAGS = 50
 _TAG_TEXT = re.compile(r"[\w\s.:/=+\-@]*")  # AWS tagging convention: letters, digits, spaces, _ . : / = + - @

@@ -52,11 +52,12 @@ Unclear-spec choices (see also shapes.py):
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from dynalocal.errors import SerializationException, ValidationException
 from dynalocal.engine import shapes
 from dynalocal.engine.shapes import Node, render
+from dynalocal.errors import SerializationException, ValidationException
 
 __all__ = ["validate", "compile_operation"]
 

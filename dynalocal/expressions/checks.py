@@ -7,7 +7,7 @@ values, BETWEEN bounds, distinct operands, overlapping update paths).
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from dynalocal.errors import ValidationException
 from dynalocal.expressions import ast as A
@@ -246,7 +246,8 @@ def overlap_error(param: str, paths: list[tuple]) -> ValidationException | None:
                     continue
                 if isinstance(a, int) != isinstance(b, int):
                     return _fail(param, "Two document paths conflict with each other; must remove or rewrite one "
-                                        f"of these paths; path one: {format_path(first)}, path two: {format_path(second)}")
+                                        f"of these paths; path one: {format_path(first)}, "
+                                        f"path two: {format_path(second)}")
                 break
             else:
                 return _fail(param, "Two document paths overlap with each other; must remove or rewrite one of "

@@ -6,7 +6,7 @@ Type mismatches and missing attributes make comparisons false, never errors.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from dynalocal.expressions import ast as A
 from dynalocal.expressions.ast import resolve_path

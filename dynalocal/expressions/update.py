@@ -6,15 +6,15 @@ last, highest list index first, so indexes always refer to the original position
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from dynalocal.errors import ValidationException, invalid
-from dynalocal.values import numbers
 from dynalocal.expressions import ast as A
 from dynalocal.expressions.evaluate import compile_path
 from dynalocal.expressions.paths import INVALID_FOR_UPDATE, Writer, get
 from dynalocal.expressions.projection import build_trie, project
 from dynalocal.expressions.semantics import tag_of
+from dynalocal.values import numbers
 
 MISSING = "The provided expression refers to an attribute that does not exist in the item"
 BAD_TYPE = "An operand in the update expression has an incorrect data type"

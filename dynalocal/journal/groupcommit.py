@@ -31,8 +31,8 @@ import logging
 import os
 import threading
 from collections import deque
+from collections.abc import Callable
 from time import monotonic
-from typing import Callable
 
 from dynalocal.journal.wal import LogWriter
 
@@ -55,7 +55,7 @@ class Ticket:
         self.error: BaseException | None = None
         self._callbacks: list[Callable[[Ticket], None]] = []
 
-    def add_done_callback(self, callback: Callable[["Ticket"], None]) -> None:
+    def add_done_callback(self, callback: Callable[[Ticket], None]) -> None:
         if self.done:
             callback(self)
         else:

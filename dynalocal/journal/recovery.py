@@ -16,15 +16,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dynalocal.journal.snapshot import load, snapshots
+from dynalocal.journal.streamlog import load_snapshot as load_streams
+from dynalocal.journal.streamlog import remove_older as remove_older_streams
+from dynalocal.journal.tablemeta import rebuild_indexes, restore_meta
+from dynalocal.journal.wal import DELETE, DROP, MAGIC, META, PUT, STREAM, Entry, decode_group, scan_segment, segments
 from dynalocal.storage.database import Database
 from dynalocal.storage.mutation import RECOVERY, Mutation
 from dynalocal.storage.partition import Record
-from dynalocal.journal.snapshot import load, snapshots
 from dynalocal.storage.table import Table
-from dynalocal.journal.tablemeta import rebuild_indexes, restore_meta
-from dynalocal.journal.streamlog import load_snapshot as load_streams
-from dynalocal.journal.streamlog import remove_older as remove_older_streams
-from dynalocal.journal.wal import DELETE, DROP, MAGIC, META, PUT, STREAM, Entry, decode_group, scan_segment, segments
 
 log = logging.getLogger("dynalocal.durability")
 
@@ -165,7 +165,7 @@ def _recover(directory: Path, db: Database) -> Recovery:
     replayer = Replayer(db)
     empty: list[Path] = []
     torn = None
-    for i, (generation, path) in enumerate(segs):
+    for i, (_generation, path) in enumerate(segs):
         scan = scan_segment(path)
         if scan.problem is not None and (scan.resume is not None or i < len(segs) - 1):
             raise LogDamaged(directory, path.name, scan.good_end, scan.problem, scan.resume)
@@ -189,7 +189,7 @@ def _recover(directory: Path, db: Database) -> Recovery:
         result.problems.append(_cut(path, scan.good_end, scan.file_size, scan.problem, len(scan.groups)))  # type: ignore[arg-type]
     replayer.flush()
     result.skipped = replayer.skipped
-    for generation, path in snaps[:-1] + [s for s in segments(directory) if base is not None and s[0] < base]:
+    for _generation, path in snaps[:-1] + [s for s in segments(directory) if base is not None and s[0] < base]:
         path.unlink()  # superseded by the newest snapshot
     for entry in db.tables.values():
         rebuild_indexes(entry)

@@ -9,11 +9,11 @@ from __future__ import annotations
 
 from typing import Any
 
+from dynalocal.engine.context import Context
+from dynalocal.journal.tablemeta import rebuild_indexes, restore_meta
 from dynalocal.storage.database import TableEntry
 from dynalocal.storage.mutation import ROLLBACK, Mutation
-from dynalocal.journal.tablemeta import rebuild_indexes, restore_meta
 from dynalocal.storage.ttl import ExpiryIndex
-from dynalocal.engine.context import Context
 
 # A note of how to undo a change that is not an item write: ("table", name, entry before, metadata
 # before) or ("token", ClientRequestToken, None, None). Item writes, as the journal collects them

@@ -21,15 +21,15 @@ import re
 import struct
 import sys
 from array import array
+from collections.abc import Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
-from typing import Iterator
 
+from dynalocal.journal.tablemeta import encode_meta, restore_meta
+from dynalocal.journal.wal import FRAME, frame, fsync_directory, read_frames
 from dynalocal.storage.database import Database, TableEntry
 from dynalocal.storage.mutation import RECOVERY, Mutation
-from dynalocal.journal.tablemeta import encode_meta, restore_meta
-from dynalocal.journal.wal import FRAME, fsync_directory, frame, read_frames
 
 MAGIC = b"DLSNAP\x00\x01"
 CHUNK_ITEMS = 8192

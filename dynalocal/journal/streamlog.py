@@ -10,11 +10,11 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
-from dynalocal.storage.streamrecord import pack_record
 from dynalocal.journal.wal import frame, fsync_directory, read_frames
+from dynalocal.storage.streamrecord import pack_record
 
 MAGIC = b"DLSTRM\x00\x01"
 

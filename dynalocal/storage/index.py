@@ -12,19 +12,28 @@ partitions; LSIs share the table's partition key and hence its tokens.
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
 import orjson
 
-from dynalocal.errors import ValidationException, invalid
-from dynalocal.values.blob import dumps
 from dynalocal.capacity import write_units
-from dynalocal.values.keys import (HASH_TOO_BIG, MAX_HASH_BYTES, MAX_RANGE_BYTES, RANGE_TOO_BIG, SHORT_HASH, SHORT_RANGE, KeySchema,
-                   raw_bytes, sort_bytes)
+from dynalocal.errors import ValidationException, invalid
 from dynalocal.storage.mutation import Mutation
 from dynalocal.storage.partition import Record
 from dynalocal.storage.table import ItemStore, Table
 from dynalocal.values.attributes import item_size
+from dynalocal.values.blob import dumps
+from dynalocal.values.keys import (
+    HASH_TOO_BIG,
+    MAX_HASH_BYTES,
+    MAX_RANGE_BYTES,
+    RANGE_TOO_BIG,
+    SHORT_HASH,
+    SHORT_RANGE,
+    KeySchema,
+    raw_bytes,
+    sort_bytes,
+)
 
 TERM = b"\x00\x01"
 TERM_NEXT = b"\x00\x02"  # successor of any key ending in TERM, as a prefix

@@ -15,17 +15,17 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_left
+from collections.abc import Callable
 from operator import itemgetter
-from typing import Callable
 
 import orjson
 
-from dynalocal.values.blob import dumps
 from dynalocal.storage.mutation import RECOVERY, ROLLBACK, TTL, Mutation
 from dynalocal.storage.partition import Partition
 from dynalocal.storage.streamrecord import StreamRecord, pack_record, unpack_record
 from dynalocal.storage.table import Table
 from dynalocal.values.attributes import item_size
+from dynalocal.values.blob import dumps
 
 RETENTION = 24 * 3600.0  # seconds a record (and a disabled stream) stays readable
 MAX_STREAM_BYTES = 256 * 1024 * 1024  # retained record bytes per stream, the documented memory cap
@@ -62,7 +62,7 @@ class Shard:
 class Stream:
     """One stream of one table (a re-enabled stream is a new Stream with a new label)."""
 
-    def __init__(self, registry: "StreamRegistry", arn: str, label: str, table_name: str, view_type: str,
+    def __init__(self, registry: StreamRegistry, arn: str, label: str, table_name: str, view_type: str,
                  key_schema: list[dict], created: float) -> None:
         self.registry = registry
         self.arn, self.label, self.table_name = arn, label, table_name

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from dynalocal.errors import ValidationException, invalid
 from dynalocal.values import numbers
@@ -119,7 +119,8 @@ class KeySchema:
         if len(raw) > MAX_HASH_BYTES and self.hash_type != "N":
             raise invalid(HASH_TOO_BIG)
         n = len(raw)
-        return _blake2b(raw, digest_size=8).digest() + (_LENGTHS[n] if n < MAX_HASH_BYTES else n.to_bytes(2, "big")) + raw
+        length = _LENGTHS[n] if n < MAX_HASH_BYTES else n.to_bytes(2, "big")
+        return _blake2b(raw, digest_size=8).digest() + length + raw
 
     def sort_key(self, range_value: str) -> bytes:
         """Order-preserving bytes of a sort key value from a request, size-checked."""
@@ -240,7 +241,8 @@ class KeySchema:
         if value == "":
             what = "string" if kind == "S" else "binary"
             raise ValidationException(
-                f"{empty_prefix}The AttributeValue for a key attribute cannot contain an empty {what} value. Key: {name}")
+                f"{empty_prefix}The AttributeValue for a key attribute cannot contain an empty {what} value. "
+                f"Key: {name}")
         return value
 
     def _check_sizes(self, h: str, r: str | None) -> None:

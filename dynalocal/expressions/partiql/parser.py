@@ -9,11 +9,22 @@ BETWEEN, [NOT] IN, IS [NOT] MISSING/NULL, function) over operands (paths, litera
 from __future__ import annotations
 
 from dynalocal.errors import ValidationException
-from dynalocal.values import numbers
-from dynalocal.values.sizedcache import SizedCache
 from dynalocal.expressions import ast as A
 from dynalocal.expressions.partiql.ast import Composite, Delete, Exists, Insert, Param, Select, Statement, Update, bag
-from dynalocal.expressions.partiql.lexer import EOF, IDENT, ION, NUMBER, PUNCT, QUOTED, STRING, Token, malformed, tokenize
+from dynalocal.expressions.partiql.lexer import (
+    EOF,
+    IDENT,
+    ION,
+    NUMBER,
+    PUNCT,
+    QUOTED,
+    STRING,
+    Token,
+    malformed,
+    tokenize,
+)
+from dynalocal.values import numbers
+from dynalocal.values.sizedcache import SizedCache
 
 COMPARATORS = {"=": "=", "<>": "<>", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 CONDITION_FUNCTIONS = frozenset(("begins_with", "contains", "attribute_type", "attribute_exists",
@@ -422,7 +433,8 @@ class Parser:
             if text == "{":
                 return self._map(tok)
         if kind == ION:
-            raise ValidationException(f"Ion Literals are not supported: at {tok.line}:{tok.column}:{tok.end - tok.start}")
+            raise ValidationException(
+                f"Ion Literals are not supported: at {tok.line}:{tok.column}:{tok.end - tok.start}")
         word = tok.keyword()
         if word in ("TRUE", "FALSE"):
             return {"BOOL": word == "TRUE"}
