@@ -201,7 +201,7 @@ class Meter:
         self.classic = classic and provisioned is not None
         self.warm = warm or NEW_ON_DEMAND
         if provisioned is not None:
-            rates = provisioned if not self.classic else (None, None)
+            rates: tuple[float | None, ...] = provisioned if not self.classic else (None, None)
             seconds = max(self.burst_seconds, 1.0)
             self.table_cause = [TABLE_RATE, TABLE_RATE]
         else:
@@ -211,7 +211,8 @@ class Meter:
             self.table_cause = [ACCOUNT_LIMIT if c >= TABLE_QUOTA > self.warm[d] else ON_DEMAND_SCALING
                                 for d, c in enumerate(self.ceiling)]
         for d in (READ, WRITE):
-            self.table[d] = _bucket(self.table[d], rates[d], rates[d] * seconds if rates[d] else 0, now,
+            rate = rates[d]
+            self.table[d] = _bucket(self.table[d], rate, rate * seconds if rate else 0, now,
                                     self.table_cause[d])
             top = maximum[d] if provisioned is None else None
             self.maximum[d] = _bucket(self.maximum[d], top, top, now, ON_DEMAND_MAX)

@@ -241,8 +241,9 @@ def _hot_verdict(f: MeterFigures, m: MeterReport, p: PartitionReport) -> Verdict
         summary += f"; {thrown} {f.direction}s throttled there"
     if projection is not None:
         summary += f"; {_steady(f)} {projection.throttled_share:.0%} of {f.direction}s would be throttled"
-    return Verdict(kind, f.table, f.index, f.direction, summary + ".", advice_for(kind, f, key and key.key),
-                   key and key.key, p.number, key.share if key else p.share, None, projection)
+    hot_key = key.key if key else None
+    return Verdict(kind, f.table, f.index, f.direction, summary + ".", advice_for(kind, f, hot_key),
+                   hot_key, p.number, key.share if key else p.share, None, projection)
 
 
 def _steady(f: MeterFigures) -> str:

@@ -79,10 +79,17 @@ class Node:
 
     def __init__(self, kind: str, name: str) -> None:
         self.kind, self.name = kind, name
-        self.min = self.max = self.pattern = self.regex = self.enum = self.enum_set = None
+        self.min: int | None = None
+        self.max: int | None = None
+        self.pattern: str | None = None
+        self.regex: re.Pattern[str] | None = None
+        self.enum: tuple[str, ...] | None = None
+        self.enum_set: frozenset[str] | None = None
         self.members: list[tuple[str, str, Node, bool]] = []  # (wire name, path name, node, required)
         self.by_wire: dict[str, Node] = {}
-        self.elem = self.key = self.value = None
+        self.elem: Node | None = None  # list kind
+        self.key: Node | None = None  # map kind
+        self.value: Node | None = None  # map kind
         self.java = ""
         self.table = ""
 
@@ -238,6 +245,7 @@ def type_walk(v: Any, node: Node, parameterized: bool = False) -> Any:
     if kind == "list":
         if t is list:
             elem = node.elem
+            assert elem is not None  # a list node always has its element shape
             if elem.kind != "av":
                 nested = elem.kind in ("list", "map")
                 for i, x in enumerate(v):
@@ -252,6 +260,7 @@ def type_walk(v: Any, node: Node, parameterized: bool = False) -> Any:
     if kind == "map":
         if t is dict:
             value = node.value
+            assert value is not None  # a map node always has its value shape
             if value.kind != "av":
                 nested = value.kind in ("list", "map")
                 for k, x in v.items():
@@ -343,13 +352,13 @@ def render(v: Any, node: Node | None) -> str:
         return render_av(v)
     t = type(v)
     if t is list:
-        elem = node.elem if kind == "list" else None
+        elem = node.elem if node is not None and kind == "list" else None
         return "[" + ", ".join(render(x, elem) for x in v) + "]"
     if t is dict:
-        if kind == "structure":
+        if node is not None and kind == "structure":
             by_wire = node.by_wire
             return "{" + ", ".join(f"{k}={render(x, by_wire[k])}" for k, x in v.items()
                                    if k in by_wire and x is not None) + "}"
-        value = node.value if kind == "map" else None
+        value = node.value if node is not None and kind == "map" else None
         return "{" + ", ".join(f"{k}={render(x, value)}" for k, x in v.items()) + "}"
     return _render_scalar(v)

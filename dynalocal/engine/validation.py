@@ -179,7 +179,7 @@ def _constraint_list(node: Node) -> list[str]:
         return _ARN_KEY_CONSTRAINTS
     if node.table == "name":
         return _TABLE_KEY_CONSTRAINTS
-    out = []
+    out: list[str] = []
     if node.kind in _NUMERIC:
         if node.max is not None:
             out.append(_val_max(node.max))
@@ -252,11 +252,11 @@ class _Gen:
         elif kind == "list":
             if own:
                 self.length(node, v, path, ind)
-            self.list(node, v, path, ind)
+            self.list_value(node, v, path, ind)
         elif kind == "map":
             if own:
                 self.length(node, v, path, ind)
-            self.map(node, v, path, ind)
+            self.map_value(node, v, path, ind)
 
     def length(self, node: Node, v: str, path: list, ind: int) -> None:
         if node.min is not None:
@@ -279,7 +279,7 @@ class _Gen:
         if node.enum is not None:
             self.emit(ind, f"if {v} not in {self.const(node.enum_set)}:")
             self.err(ind + 1, v, path, _enum(node.enum))
-        if node.pattern is not None:
+        if node.regex is not None and node.pattern is not None:
             self.emit(ind, f"if {self.const(node.regex.fullmatch)}({v}) is None:")
             self.err(ind + 1, v, path, _pattern(node.pattern))
         self.string_length(node.min, node.max, v, path, ind)
@@ -376,8 +376,9 @@ class _Gen:
             self.emit(ind + 1, f"{count} += 1")
         self.value(child, x, mpath, ind + 1, top=top and wire == "TableName")
 
-    def list(self, node: Node, v: str, path: list, ind: int) -> None:
+    def list_value(self, node: Node, v: str, path: list, ind: int) -> None:
         elem = node.elem
+        assert elem is not None  # a list node always has its element shape
         if elem.kind == "av":
             return
         i, e = self.var("i"), self.var("e")
@@ -388,8 +389,9 @@ class _Gen:
         self.emit(ind + 1, "else:")
         self.value(elem, e, epath, ind + 2)
 
-    def map(self, node: Node, v: str, path: list, ind: int) -> None:
+    def map_value(self, node: Node, v: str, path: list, ind: int) -> None:
         key, value = node.key, node.value
+        assert key is not None and value is not None  # a map node always has both shapes
         key_checked = bool(key.table or key.pattern or key.enum or key.min or key.max) and value.kind != "av"
         if value.kind == "av" and not key_checked:
             return
@@ -438,7 +440,7 @@ class _Gen:
 
     def fails_expr(self, node: Node, x: str) -> str:
         """A boolean expression: does scalar/collection `x` break any of node's own constraints?"""
-        conds = []
+        conds: list[str] = []
         kind = node.kind
         if kind in _NUMERIC:
             if node.min is not None:
@@ -453,7 +455,7 @@ class _Gen:
         elif kind == "string":
             if node.enum is not None:
                 conds.append(f"{x} not in {self.const(node.enum_set)}")
-            if node.pattern is not None:
+            if node.regex is not None:
                 conds.append(f"{self.const(node.regex.fullmatch)}({x}) is None")
             if node.min:
                 conds.append(f"_jl({x}) < {node.min}")

@@ -177,7 +177,7 @@ def _fill(entry: TableEntry, parts: dict[int, tuple[list, list]]) -> None:
         part = table.partitions[index] if index < len(table.partitions) else None
         inside = part is not None and not len(part) and all(
             part.lo <= int.from_bytes(k[:8], "big") < part.hi for k in (keys[0], keys[-1]))
-        if inside:
+        if part is not None and inside:
             part.load(keys, records)  # keys arrive sorted: one linear build
         else:
             for key, record in zip(keys, records):

@@ -36,6 +36,7 @@ def not_numeric(text: str) -> ValidationException:
 def _digits(d: Decimal) -> tuple[int, str, int]:
     """(sign, significant digits without leading/trailing zeros, exponent of the last digit)."""
     sign, digits, exp = d.as_tuple()
+    assert isinstance(exp, int)  # finite: NaN and Infinity never get here
     text = "".join(map(str, digits)).lstrip("0")
     if not text:
         return 0, "", 0

@@ -38,7 +38,10 @@ class Composite(Frozen):
         set_field(self, "items", items)  # templates; for M, (key, template) pairs
 
 
-def build(template: object, params: list) -> dict:
+Template = dict | Param | Composite  # what a slot holds: a constant AttributeValue or a template
+
+
+def build(template: Template, params: list) -> dict:
     """The AttributeValue a slot template stands for, given the request's Parameters."""
     if isinstance(template, dict):
         return template
