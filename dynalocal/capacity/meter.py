@@ -215,14 +215,15 @@ class Meter:
             self.table[d] = _bucket(self.table[d], rate, rate * seconds if rate else 0, now,
                                     self.table_cause[d])
             top = maximum[d] if provisioned is None else None
-            self.maximum[d] = _bucket(self.maximum[d], top, top, now, ON_DEMAND_MAX)
+            self.maximum[d] = _bucket(self.maximum[d], top, top or 0.0, now, ON_DEMAND_MAX)
         if len(self.parts) != partitions or any((p.share is None) == self.classic for p in self.parts):
             self.resize(partitions, now)
-        elif self.classic:
+        elif self.classic and provisioned is not None:  # classic implies provisioned
             for part in self.parts:
+                assert part.share is not None  # classic partitions have shares (else resized above)
                 for d in (READ, WRITE):
-                    rate = provisioned[d] / partitions  # type: ignore[index]
-                    part.share[d].reconfigure(rate, rate * max(self.burst_seconds, 1.0), now)  # type: ignore[index]
+                    rate = provisioned[d] / partitions
+                    part.share[d].reconfigure(rate, rate * max(self.burst_seconds, 1.0), now)
         self._gate()
 
     def _gate(self) -> None:
@@ -243,15 +244,15 @@ class Meter:
             need = max(need, math.ceil(self.ceiling[0] / CEILING[0]), math.ceil(self.ceiling[1] / CEILING[1]))
         return need
 
-    def resize(self, partitions: int, now: float, keys_to: object = None) -> None:
+    def resize(self, partitions: int, now: float, keys_to: Callable[[bytes], int] | None = None) -> None:
         """New partition meters (a changed layout): ceiling balances and classic shares carry over
         proportionally, per-key counts move to the partition that now owns the key (`keys_to`
         maps a key prefix to its partition index); per-partition per-second records restart."""
         self.flush()  # the log's partition numbers are the old layout's
         old = self.parts
         share = None
-        if self.classic:
-            share = (self.provisioned[0] / partitions, self.provisioned[1] / partitions)  # type: ignore[index]
+        if self.classic and self.provisioned is not None:  # classic implies provisioned
+            share = (self.provisioned[0] / partitions, self.provisioned[1] / partitions)
         self.parts = [PartMeter(self.partition_burst, share, self.burst_seconds, now) for _ in range(partitions)]
         for part in old:
             for d in (READ, WRITE):
@@ -264,14 +265,16 @@ class Meter:
             fraction = _fill(b.cap[d] for b in old)
             for part in self.parts:
                 part.cap[d].tokens = part.cap[d].capacity * fraction
-            if share is not None and all(p.share is not None for p in old):
-                fraction = _fill(p.share[d] for p in old)  # type: ignore[index]
+            old_shares = [p.share for p in old if p.share is not None]
+            if share is not None and len(old_shares) == len(old):
+                fraction = _fill(s[d] for s in old_shares)
                 for part in self.parts:
-                    part.share[d].tokens = part.share[d].capacity * fraction  # type: ignore[index]
+                    if part.share is not None:  # all of them: share is not None
+                        part.share[d].tokens = part.share[d].capacity * fraction
         if keys_to is not None:
             for part in old:
                 for pk, counts in part.keys.items():
-                    target = self.parts[keys_to(pk)]  # type: ignore[operator]
+                    target = self.parts[keys_to(pk)]
                     if len(target.keys) < KEY_LIMIT:
                         target.keys[pk] = counts
         self._gate()
@@ -423,15 +426,15 @@ class Meter:
             self.on_pending()
 
 
-def _bucket(current: Bucket | None, rate: float | None, capacity: float | None, now: float,
+def _bucket(current: Bucket | None, rate: float | None, capacity: float, now: float,
             cause: str) -> Bucket | None:
     """A bucket with this rate (None: no bucket) standing for `cause`, reusing `current`'s balance
     when there is one."""
     if rate is None or rate <= 0:
         return None
     if current is None:
-        return Bucket(rate, capacity, now, cause)  # type: ignore[arg-type]
-    current.reconfigure(rate, capacity, now)  # type: ignore[arg-type]
+        return Bucket(rate, capacity, now, cause)
+    current.reconfigure(rate, capacity, now)
     current.cause = cause
     return current
 

@@ -100,7 +100,7 @@ def _key_types(table_schema: KeySchema, index: Index | None) -> dict[str, str]:
     for schema in (table_schema, index.schema) if index is not None else (table_schema,):
         types[schema.hash_name] = schema.hash_type
         if schema.range_name is not None:
-            types[schema.range_name] = schema.range_type  # type: ignore[assignment]
+            types[schema.range_name] = schema.range_kind
     return types
 
 
@@ -132,8 +132,8 @@ def query(ctx: Context, body: dict) -> dict | bytes:
                                                             schema.hash_type, schema.range_type)
     h = _key_value(hash_av, schema.hash_type, schema.hash_name)
     prefix = schema.partition_prefix(h)  # size-checked; every key the query reads starts with it
-    values = [schema.sort_key(_key_value(av, schema.range_type, schema.range_name))  # type: ignore[arg-type]
-              for av in range_avs]
+    range_name = schema.range_name or ""  # range_avs is empty without a sort key
+    values = [schema.sort_key(_key_value(av, schema.range_kind, range_name)) for av in range_avs]
     if op == "BEGINS_WITH" and schema.range_type == "N":
         raise invalid("ComparisonOperator BEGINS_WITH is not valid for N AttributeValue type")
     if op == "BETWEEN" and values[0] > values[1]:

@@ -152,7 +152,8 @@ class GroupCommit:
         joined = self._joined
         if self.mode == "batch" and joined != self._seen and monotonic() < self._deadline and self.batch:
             self._seen = joined
-            self._loop.call_soon(self._watch)  # type: ignore[union-attr]
+            assert self._loop is not None  # _watch is scheduled on it
+            self._loop.call_soon(self._watch)
             return
         self._watching = False
         self.flush()
@@ -275,4 +276,5 @@ class GroupCommit:
                     error = err
                 self._synced = mark[0]
                 self.syncs += 1
-            self._loop.call_soon_threadsafe(self._settle, mark, error, epoch)  # type: ignore[union-attr]
+            assert self._loop is not None  # set by the first write that waits
+            self._loop.call_soon_threadsafe(self._settle, mark, error, epoch)

@@ -50,7 +50,8 @@ def _undo_table(ctx: Context, name: str, entry: TableEntry | None, meta: bytes |
     else:
         tables[name] = entry  # dropped or replaced by the undone request: the old one is back
         indexes = (entry.gsis, entry.lsis)
-        restore_meta(ctx.db, name, meta)  # type: ignore[arg-type]
+        assert meta is not None  # saved together with the entry
+        restore_meta(ctx.db, name, meta)
         if (entry.gsis, entry.lsis) != indexes:
             rebuild_indexes(entry)
     _follow_ttl(ctx, name, tables.get(name))
@@ -60,10 +61,10 @@ def _follow_ttl(ctx: Context, name: str, entry: TableEntry | None) -> None:
     """Make the table's expiry index match its (restored) TTL setting."""
     current = ctx.expiry.get(name)
     wanted = entry.ttl_attribute if entry is not None else None
-    if current is not None and (wanted is None or current.table is not entry.table  # type: ignore[union-attr]
+    if current is not None and (entry is None or wanted is None or current.table is not entry.table
                                 or current.attribute != wanted):
         current.detach()
         del ctx.expiry[name]
         current = None
-    if current is None and wanted is not None:
-        ctx.expiry[name] = ExpiryIndex(entry.table, wanted)  # type: ignore[union-attr]
+    if current is None and entry is not None and wanted is not None:
+        ctx.expiry[name] = ExpiryIndex(entry.table, wanted)

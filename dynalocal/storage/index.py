@@ -112,7 +112,7 @@ class Index(ItemStore):
             return None  # an oversized index key (stored before the index existed): not in the index
         key = schema.partition_prefix(h)
         if r is not None:
-            key += escape(sort_bytes(schema.range_type, r)) + TERM  # type: ignore[arg-type]
+            key += escape(sort_bytes(schema.range_kind, r)) + TERM
         return key + table_key
 
     def start_key(self, esk: dict) -> bytes:
@@ -149,7 +149,8 @@ class Index(ItemStore):
             else:
                 old_entry = self.get(old_key)
         if new_key is not None:
-            entry = self.entry(new_item, new_record)  # type: ignore[arg-type]
+            assert new_item is not None and new_record is not None  # a new key comes from a written item
+            entry = self.entry(new_item, new_record)
             self.partition_of(new_key).put(new_key, entry)
             if old_key != new_key or old_entry is None or old_entry[0] != entry[0]:
                 units += write_units(entry[1])  # an unchanged entry costs no index write
@@ -168,7 +169,8 @@ class Index(ItemStore):
 def maintain(m: Mutation) -> dict[str, float] | None:
     """Table listener: keep every index of the table in step with one write; return the
     write units each index was charged (handlers report them as INDEXES capacity)."""
-    indexes = m.table.indexes  # type: ignore[union-attr]
+    assert m.table is not None  # set before listeners run
+    indexes = m.table.indexes
     if not indexes:
         return None
     units: dict[str, float] = {}

@@ -172,7 +172,8 @@ class Stream:
             event, item = REMOVE, m.old_item
         else:
             event, item = MODIFY, m.new_item
-        keys = {name: item[name] for name in self.key_names}  # type: ignore[index]
+        assert item is not None  # the image of the side that exists
+        keys = {name: item[name] for name in self.key_names}
         size = item_size(keys)
         old_blob = new_blob = None
         if self._new and new is not None:
@@ -193,7 +194,8 @@ class Stream:
     def _unrecord(self, m: Mutation) -> None:
         """Drop the newest record of the item a rollback restores (undos come newest first)."""
         item = m.old_item if m.old is not None else m.new_item
-        keys = dumps({name: item[name] for name in self.key_names})  # type: ignore[index]
+        assert item is not None  # a mutation has an old or a new image
+        keys = dumps({name: item[name] for name in self.key_names})
         shard = self.shard_for(m.part, m.key)
         records = shard.records
         for i in range(len(records) - 1, -1, -1):
@@ -307,9 +309,9 @@ class StreamRegistry:
         if payload[:1] == b"R":
             shard_id, record = unpack_record(payload)
             shard = stream.shards.get(shard_id) if stream is not None else None
-            if shard is not None and (not shard.records or shard.records[-1][0] < record[0]) \
-                    and record[0] > shard.trimmed:
-                stream.add(shard, record)  # type: ignore[union-attr]
+            if stream is not None and shard is not None and \
+                    (not shard.records or shard.records[-1][0] < record[0]) and record[0] > shard.trimmed:
+                stream.add(shard, record)
             self.seq = max(self.seq, record[0])
             return
         event = orjson.loads(payload[1:])
