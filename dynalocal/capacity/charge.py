@@ -11,7 +11,7 @@ before the base write (`plan_gsi`) so a GSI that cannot take it refuses the writ
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
@@ -21,6 +21,9 @@ from dynalocal.errors import DynamoError
 from dynalocal.storage.database import TableEntry
 from dynalocal.storage.index import Index
 from dynalocal.storage.partition import Record
+
+if TYPE_CHECKING:  # registry imports this module (Capacity.charge makes Charges)
+    from dynalocal.capacity.registry import Capacity
 
 TRANSACTIONAL = 2.0  # a transactional read or write costs twice (prepare + commit)
 
@@ -51,7 +54,7 @@ class Charge:
 
     __slots__ = ("cap", "entry", "meter", "now", "table_units", "table_used", "indexes")
 
-    def __init__(self, cap: Any, entry: TableEntry) -> None:
+    def __init__(self, cap: Capacity, entry: TableEntry) -> None:
         self.cap = cap
         self.entry = entry
         tm = cap.tables.get(entry.table.name)  # Capacity.meter's fast path, inlined: per request

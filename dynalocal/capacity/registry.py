@@ -19,13 +19,13 @@ from __future__ import annotations
 import math
 from collections.abc import Callable
 from functools import partial
-from typing import Any
+from typing import Protocol
 
 from dynalocal.capacity.charge import Charge
 from dynalocal.capacity.meter import CEILING, NEW_ON_DEMAND, Meter
-from dynalocal.capacity.throttle import note, throttle_error
+from dynalocal.capacity.throttle import ThrottleLog, note, throttle_error
 from dynalocal.errors import DynamoError
-from dynalocal.storage.database import TableEntry
+from dynalocal.storage.database import Database, TableEntry
 from dynalocal.storage.index import Index
 
 PARTITIONS_TAG = "dynalocal:partitions"
@@ -98,7 +98,16 @@ class TableMeters:
         self.entry = entry
         self.table = table
         self.gsis: dict[str, Meter] = {}
-        self.log: Any = None  # throttle-log state (see .throttle)
+        self.log: ThrottleLog | None = None  # throttle-log state (see .throttle)
+
+
+class CapacitySettings(Protocol):
+    """The server settings capacity reads (engine.context.Settings has them)."""
+
+    throttling: str  # enforce | report | off
+    burst_seconds: float
+    partition_burst_seconds: float
+    capacity_model: str  # adaptive | classic
 
 
 class Capacity:
@@ -107,7 +116,7 @@ class Capacity:
     `settings` is the server's Settings (throttling, burst_seconds, partition_burst_seconds,
     capacity_model), read at each use; `db` the Database, to drop the meters of dropped tables."""
 
-    def __init__(self, settings: Any, clock: Callable[[], float], db: Any = None) -> None:
+    def __init__(self, settings: CapacitySettings, clock: Callable[[], float], db: Database | None = None) -> None:
         self.settings = settings
         self.clock = clock
         self.db = db

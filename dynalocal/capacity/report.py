@@ -56,10 +56,14 @@ from __future__ import annotations
 from typing import Any
 
 from dynalocal.capacity.meter import CEILING, RING, Meter, PartMeter
+from dynalocal.capacity.registry import Capacity
 from dynalocal.capacity.throttle import show_key
+from dynalocal.storage.database import Database, TableEntry
+from dynalocal.storage.partition import Partition
+from dynalocal.storage.table import ItemStore
 
 
-def snapshot(cap: Any, db: Any, table: str | None = None) -> dict[str, Any]:
+def snapshot(cap: Capacity, db: Database, table: str | None = None) -> dict[str, Any]:
     """The records of every table (or of one: `table`; missing tables are left out)."""
     now = cap.clock()
     sec = int(now)
@@ -85,7 +89,7 @@ def snapshot(cap: Any, db: Any, table: str | None = None) -> dict[str, Any]:
     return out
 
 
-def meter_data(entry: Any, m: Meter, store: Any, key_type: str, now: float) -> dict[str, Any]:
+def meter_data(entry: TableEntry, m: Meter, store: ItemStore, key_type: str, now: float) -> dict[str, Any]:
     """One meter's records as plain data (see the module's contract)."""
     sec = int(now)
     m.flush()  # charges are logged, and added to the records here (see meter)
@@ -109,7 +113,7 @@ def meter_data(entry: Any, m: Meter, store: Any, key_type: str, now: float) -> d
     }
 
 
-def _partition(i: int, part: Any, pm: PartMeter, key_type: str, sec: int) -> dict[str, Any]:
+def _partition(i: int, part: Partition, pm: PartMeter, key_type: str, sec: int) -> dict[str, Any]:
     if sec > pm.sec:
         pm.roll(sec)
     keys = sorted(pm.keys.items(), key=lambda kv: kv[1][0] + kv[1][1], reverse=True)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 
 from dynalocal.engine.context import Context
+from dynalocal.engine.transient import deleting, settle
 from dynalocal.errors import ResourceNotFoundException, ValidationException
 from dynalocal.expressions import compile_request
 from dynalocal.storage.database import TableEntry
@@ -61,8 +62,6 @@ def data_table(ctx: Context, name: str) -> TableEntry:
 
 
 def _creating(ctx: Context, entry: TableEntry) -> bool:
-    from dynalocal.engine.transient import settle
-
     settle(ctx, entry)
     return entry.status == "CREATING"
 
@@ -71,8 +70,6 @@ def control_table(ctx: Context, name: str) -> TableEntry:
     """The table a control-plane request names (a DELETING one too); missing is ResourceNotFound."""
     entry = _lookup(ctx, name)
     if entry is None and ctx.db.deleting:
-        from dynalocal.engine.transient import deleting
-
         entry = deleting(ctx).get(ctx.scope + table_name(name))
     if entry is None:
         raise ResourceNotFoundException(f"Requested resource not found: Table: {table_name(name)} not found")
