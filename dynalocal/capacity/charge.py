@@ -3,7 +3,7 @@
 Handlers create a Charge (`Capacity.charge(entry)`) once they know the table, ask it to admit
 a read or write on a partition before touching data (a throttled request changes nothing),
 then tell it what the operation did in sizes (`get`, `put`, `delete`, `condition_failed`,
-`page`, `transact_get`, `transact_write`): the Charge prices it (capacity.md §2), charges the
+`page`, `transact_get`, `transact_write`): the Charge prices it (docs/behaviour/capacity.md §1), charges the
 partitions and renders ConsumedCapacity. Handlers never compute units. A GSI write is planned
 before the base write (`plan_gsi`) so a GSI that cannot take it refuses the write
 (back-pressure); its units are then charged to the GSI partitions written.
@@ -90,7 +90,7 @@ class Charge:
             return err
         return None
 
-    # -- pricing: what each operation consumes (capacity.md §2) -------------------------------
+    # -- pricing: what each operation consumes (docs/behaviour/capacity.md §1) ----------------
     # Sizes are item sizes in bytes, 0 for an absent item (which still costs the minimum unit).
     # `owed` is what Table.apply's index listener says each index write cost (name -> units).
 

@@ -1,7 +1,6 @@
 """One table's or GSI's capacity: its buckets, the throttle decision, its records and growth.
 
-The adaptive model (the default: DynamoDB as it runs today, spec capacity.md §8 with
-corrections.md §4):
+The adaptive model (the default: DynamoDB as it runs today, docs/behaviour/capacity.md §2-§3):
 * every partition, in both billing modes, has a ceiling bucket per direction refilled at
   3 000 RCU / 1 000 WCU per second and holding `partition_burst` seconds of it (default 5 s:
   15 000 RCU / 5 000 WCU). Short bursts above the ceiling pass; a key range held above it is

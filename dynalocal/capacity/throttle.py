@@ -1,6 +1,6 @@
 """A throttle event: the DynamoDB error it becomes, and the server's rate-limited summary line.
 
-Errors follow capacity.md §7: provisioned tables answer ProvisionedThroughputExceededException
+Errors follow docs/behaviour/capacity.md §4: provisioned tables answer ProvisionedThroughputExceededException
 (member `ThrottlingReasons`), on-demand ones ThrottlingException (member `throttlingReasons`,
 so spelled in botocore's model); the reason is Table|Index + Read|Write + the cause's limit type.
 

@@ -65,7 +65,7 @@ def check(entry: TableEntry, body: dict, billing: str) -> list[dict]:
         elif actions[0] == "Update" and billing == "PAY_PER_REQUEST" and action.get("ProvisionedThroughput"):
             raise invalid(f"ProvisionedThroughput should not be specified for index: {name} when BillingMode is "
                           "PAY_PER_REQUEST")
-    if online > 1:  # ValidationException, not LimitExceeded (corrections §1, run against AWS by scylla)
+    if online > 1:  # ValidationException, not LimitExceeded (docs/behaviour/validation.md §6)
         raise invalid("Only one global secondary index can be created or deleted per UpdateTable request")
     return definitions
 

@@ -34,8 +34,8 @@ CAST_MSG = ("class sun.reflect.generics.reflectiveObjects.ParameterizedTypeImpl 
             "java.lang.Class are in module java.base of loader 'bootstrap')")
 START_OF_STRUCT = "Start of structure or map found where not expected"
 
-# Enum listing order DynamoDB uses in "Member must satisfy enum value set" (spec operations.md §0,
-# types-and-items.md §4); every other enum is listed in model order.
+# Enum listing order DynamoDB uses in "Member must satisfy enum value set"
+# (docs/behaviour/validation.md §2); every other enum is listed in model order.
 ENUM_ORDER = {
     "ReturnValue": ("ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW"),
     "Select": ("SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES"),
@@ -49,12 +49,12 @@ ENUM_ORDER = {
     "ScalarAttributeType": ("B", "N", "S"),
 }
 # Order in which members' constraint failures are listed, where DynamoDB's differs from the model
-# (spec example: writeCapacityUnits is reported before readCapacityUnits).
+# (docs/behaviour/validation.md §2: writeCapacityUnits is reported before readCapacityUnits).
 MEMBER_ORDER = {"ProvisionedThroughput": ("WriteCapacityUnits", "ReadCapacityUnits")}
 
 # Table names: the 2024+ model types TableName inputs as TableArn (1..1024, no pattern). A value
 # starting with "arn:" is validated as an ARN (length only); anything else as a plain table name
-# with the classic TableName rules below (spec operations.md §0).
+# with the classic TableName rules below (docs/behaviour/validation.md §1).
 TABLE_NAME_PATTERN = "[a-zA-Z0-9_.-]+"
 TABLE_NAME_MIN, TABLE_NAME_MAX = 3, 255
 TABLE_SHAPES = ("TableArn", "TableName")
@@ -208,7 +208,7 @@ def _number_token(v: Any) -> str:
 
 
 def check_base64(v: str) -> None:
-    """Blob members must hold canonical padded base64 (spec types-and-items.md §6 texts)."""
+    """Blob members must hold canonical padded base64 (docs/behaviour/validation.md §4)."""
     if len(v) % 4:
         raise _ser(f"Base64 encoded length is expected a multiple of 4 bytes but found: {len(v)}")
     try:

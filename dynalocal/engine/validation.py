@@ -6,11 +6,11 @@ Runs for every request after the JSON body is parsed and the operation is known.
 order it raises:
 
 1. SerializationException (member `Message`) for the first JSON type mismatch in *document order*
-   (texts of spec types-and-items.md §6). Two mismatches are coerced in place, as DynamoDB does:
+   (docs/behaviour/validation.md §4). Two mismatches are coerced in place, as DynamoDB does:
    Boolean members given "true"/"false"/"1"/"0"/"yes"/"no" (any case) become bools, and
    Integer/Long members given non-integral numbers are truncated. So `body` may be modified.
 2. An invalid top-level TableName: only its own constraint errors, in the constraint form
-   (spec corrections.md §1: `Value '' ... length greater than or equal to 1` for the TableArn
+   (docs/behaviour/validation.md §1: `Value '' ... length greater than or equal to 1` for the TableArn
    shape's minimum, else pattern / `>= 3` / `<= 255`); a missing one is `Value null ...`, or for
    CreateTable `The parameter 'TableName' is required but was not present in the request`.
 3. Model constraints (required, enum, length, pattern, range), up to 10 collected into one
@@ -41,14 +41,14 @@ Unclear-spec choices (see also shapes.py):
 * DynamoDB's own forms: BatchGetItem's per-table Keys over 100 is `Value at
   'RequestItems.<t>.member.Keys' ...` (no value, capitalised path); `RequestItems: {}` is `The
   requestItems parameter is required for BatchGetItem` (BatchWriteItem likewise).
-* Order of several errors: model member order (ProvisionedThroughput: write before read, per the
-  spec example); within a string, pattern then min length then max length. Lengths count UTF-16
+* Order of several errors: model member order (ProvisionedThroughput: write before read,
+  docs/behaviour/validation.md §2); within a string, pattern then min length then max length. Lengths count UTF-16
   code units (Java String.length()).
 * A null element of a (non-AttributeValue) list or map is reported as `Value null at
   '<path>.<i>.member' failed to satisfy constraint: Member must not be null`.
 * Map constraints: `Map keys/value must satisfy constraint: [...]` at the map's path, once per
-  failing entry, listing all the key/value constraints (max length before min length, as in the
-  spec's BatchWriteItem example). Keys of AttributeValue maps (Key, Item, ...) are not checked.
+  failing entry, listing all the key/value constraints (max length before min length,
+  docs/behaviour/validation.md §2). Keys of AttributeValue maps (Key, Item, ...) are not checked.
 """
 from __future__ import annotations
 
@@ -307,7 +307,7 @@ class _Gen:
 
     def table_name(self, node: Node, v: str, path: list, ind: int, top: bool) -> None:
         """Table name or ARN. At top level its errors go to `tn`: when the name is invalid DynamoDB
-        reports only the tableName constraints (corrections §1)."""
+        reports only the tableName constraints (docs/behaviour/validation.md §1)."""
         lo, hi = shapes.TABLE_NAME_MIN, shapes.TABLE_NAME_MAX
         sink = "tn" if top else "errs"
         if node.table == "arn":

@@ -224,7 +224,7 @@ def check_index_keys(table: Table, item: dict, update: bool = False) -> None:
             if av is None:
                 continue
             ((actual, value),) = av.items()
-            if actual != kind:  # also through UpdateItem: DynamoDB says "Type mismatch" (corrections §1)
+            if actual != kind:  # "Type mismatch", through UpdateItem too (docs/behaviour/validation.md §5)
                 raise invalid(f"Type mismatch for Index Key {name} Expected: {kind} Actual: {actual} "
                               f"IndexName: {index.name}")
             if value == "":
