@@ -70,7 +70,6 @@ ON_DEMAND_SCALING = "on_demand_scaling"  # above 2x the previous peak of an on-d
 ON_DEMAND_MAX = "on_demand_max"  # the table's OnDemandThroughput maximum
 ACCOUNT_LIMIT = "account_limit"  # the per-table on-demand quota
 GSI_BACKPRESSURE = "gsi_backpressure"  # on a base table: a GSI could not take the write
-CAUSES = (KEY_RANGE, TABLE_RATE, PARTITION_SHARE, ON_DEMAND_SCALING, ON_DEMAND_MAX, ACCOUNT_LIMIT, GSI_BACKPRESSURE)
 
 # The LimitType of the wire's ThrottlingReasons. AWS throttles on-demand tables growing past
 # twice their peak at the partitions that have not split yet: a key-range reason.

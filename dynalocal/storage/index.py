@@ -87,10 +87,6 @@ class Index(ItemStore):
         """Store-key prefix of all entries with this index partition key value."""
         return self.schema.partition_prefix(hash_value)
 
-    def sort_part(self, sort: bytes) -> bytes:
-        """Store-key bytes for an index sort value given as sort bytes (with terminator)."""
-        return escape(sort) + TERM
-
     def store_key(self, item: dict, table_key: bytes) -> bytes | None:
         """The entry key of an item, or None when it lacks an index key (sparse index)."""
         schema = self.schema

@@ -86,11 +86,6 @@ def canonical(text: str) -> str:
     return _format(sign, digits, exp)
 
 
-def to_decimal(text: str) -> Decimal:
-    """A canonical number's exact value."""
-    return Decimal(text)
-
-
 def from_decimal(d: Decimal) -> str:
     """Canonical text of an arithmetic result; out-of-range or over-precise results are errors.
 

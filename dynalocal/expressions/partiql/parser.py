@@ -433,7 +433,7 @@ class Parser:
             if text == "<<":
                 return self._collection(">>", "BAG")
             if text == "{":
-                return self._map(tok)
+                return self._map()
         if kind == ION:
             raise ValidationException(
                 f"Ion Literals are not supported: at {tok.line}:{tok.column}:{tok.end - tok.start}")
@@ -459,7 +459,7 @@ class Parser:
             return Composite(kind, tuple(items))
         return {"L": constants} if kind == "L" else bag(constants)
 
-    def _map(self, opening: Token) -> Template:
+    def _map(self) -> Template:
         pairs: list = []
         seen: set[str] = set()
         while not self.at_punct("}"):
