@@ -44,7 +44,7 @@ request touches the buckets only, not the partition's records scattered over mem
 from __future__ import annotations
 
 import math
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 
 from dynalocal.capacity.bucket import Bucket
 
@@ -437,7 +437,7 @@ def _bucket(current: Bucket | None, rate: float | None, capacity: float, now: fl
     return current
 
 
-def _fill(buckets) -> float:
+def _fill(buckets: Iterable[Bucket]) -> float:
     buckets = list(buckets)
     total = sum(b.capacity for b in buckets)
     return sum(max(0.0, b.tokens) for b in buckets) / total if total > 0 else 1.0

@@ -27,6 +27,7 @@ from dynalocal.capacity.throttle import ThrottleLog, note, throttle_error
 from dynalocal.errors import DynamoError
 from dynalocal.storage.database import Database, TableEntry
 from dynalocal.storage.index import Index
+from dynalocal.storage.table import ItemStore
 
 PARTITIONS_TAG = "dynalocal:partitions"
 MODEL_TAG = "dynalocal:capacity-model"
@@ -186,7 +187,8 @@ class Capacity:
         model = entry.tags.get(MODEL_TAG) or self.settings.capacity_model
         return model == "classic"
 
-    def _settings_of(self, entry: TableEntry, gsi: dict | None):
+    def _settings_of(self, entry: TableEntry, gsi: dict | None) -> tuple[
+            tuple[float, float] | None, tuple[float, float] | None, tuple[float | None, float | None]]:
         """(provisioned rates or None, declared warm, on-demand maximum) of the table or a GSI."""
         spec = gsi if gsi is not None else entry.extra
         provisioned = None
@@ -249,7 +251,7 @@ class Capacity:
                         g.partitions_needed() if grows else len(index.partitions))
             self._apply(entry, g, index, min(count, MAX_PARTITIONS), now, reshape)
 
-    def _apply(self, entry: TableEntry, m: Meter, store, count: int, now: float, reshape: bool) -> None:
+    def _apply(self, entry: TableEntry, m: Meter, store: ItemStore, count: int, now: float, reshape: bool) -> None:
         """Give a store and its meter `count` partitions (the one place that re-partitions), or,
         unless `reshape`, fit the meter to the store's partitions and leave the change to `settle`."""
         if not reshape:

@@ -53,6 +53,7 @@ Records are kept in every throttling mode, `off` included (only refusals differ)
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from dynalocal.capacity.meter import CEILING, RING, Meter, PartMeter
@@ -131,18 +132,18 @@ def _partition(i: int, part: Partition, pm: PartMeter, key_type: str, sec: int) 
     }
 
 
-def _pair(values) -> dict[str, Any]:
+def _pair(values: Sequence[Any]) -> dict[str, Any]:
     return {"read": values[0], "write": values[1]}
 
 
-def _totals(units, requests, burst) -> dict[str, Any]:
+def _totals(units: list, requests: list, burst: list) -> dict[str, Any]:
     return {"read_units": units[0], "write_units": units[1], "reads": requests[0], "writes": requests[1],
             "read_burst_units": burst[0], "write_burst_units": burst[1]}
 
 
-def _series(ring, throttle_ring, last: int, sec: int) -> dict[str, list]:
+def _series(ring: tuple[list, list], throttle_ring: tuple[list, list] | None, last: int, sec: int) -> dict[str, list]:
     """Per-second lists ending at second `sec`, oldest first (slots after `last` are empty)."""
-    def ordered(values: list | None, zero) -> list:
+    def ordered(values: list | None, zero: float) -> list:
         if values is None:
             return [zero] * RING
         return [values[s % RING] if s <= last else zero for s in range(sec - RING + 1, sec + 1)]

@@ -13,6 +13,7 @@ from __future__ import annotations
 
 import base64
 import logging
+from typing import TYPE_CHECKING
 
 from dynalocal.capacity.meter import (
     ACCOUNT_LIMIT,
@@ -27,6 +28,9 @@ from dynalocal.capacity.meter import (
 )
 from dynalocal.errors import DynamoError, ProvisionedThroughputExceededException, ThrottlingException
 from dynalocal.storage.database import TableEntry
+
+if TYPE_CHECKING:  # registry imports this module
+    from dynalocal.capacity.registry import TableMeters
 
 log = logging.getLogger("dynalocal.capacity")
 LOG_INTERVAL = 10.0
@@ -66,7 +70,7 @@ class ThrottleLog:
         self.counts: dict[tuple[str | None, int, str], int] = {}  # (GSI or None, direction, cause) -> events
 
 
-def note(tm, m: Meter, d: int, p: int, cause: str, mode: str, now: float) -> None:
+def note(tm: TableMeters, m: Meter, d: int, p: int, cause: str, mode: str, now: float) -> None:
     """Count a throttle event for the table's log; write the summary line when one is due."""
     state = tm.log
     if state is None:

@@ -2,11 +2,12 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
 from dynalocal.engine.context import Context
 from dynalocal.engine.transient import deleting, settle
 from dynalocal.errors import ResourceNotFoundException, ValidationException
-from dynalocal.expressions import compile_request
+from dynalocal.expressions import Compiled, compile_request
 from dynalocal.storage.database import TableEntry
 
 # Request members that mean the request carries expressions or their legacy equivalents.
@@ -76,7 +77,7 @@ def control_table(ctx: Context, name: str) -> TableEntry:
     return entry
 
 
-def scoped_names(ctx: Context, keys) -> list[str]:
+def scoped_names(ctx: Context, keys: Iterable[str]) -> list[str]:
     """The names, among catalog keys, of the tables this request's caller sees."""
     scope = ctx.scope
     if not scope:
@@ -84,7 +85,7 @@ def scoped_names(ctx: Context, keys) -> list[str]:
     return [k[len(scope):] for k in keys if k.startswith(scope) and "/" not in k[len(scope):]]
 
 
-def compile_expressions(body: dict, operation: str):
+def compile_expressions(body: dict, operation: str) -> Compiled | None:
     """Compiled expressions of a request, or None when it carries none (the common fast case)."""
     if EXPRESSION_MEMBERS.isdisjoint(body):
         return None

@@ -128,6 +128,7 @@ def query(ctx: Context, body: dict) -> dict | bytes:
     entry = data_table(ctx, body["TableName"])
     index = target_of(entry, body, select)
     schema = index.schema if index is not None else entry.table.schema
+    assert compiled is not None and compiled.key_condition is not None  # a key condition is required (above)
     hash_av, op, range_avs = compiled.key_condition.resolve(schema.hash_name, schema.range_name,
                                                             schema.hash_type, schema.range_type)
     h = _key_value(hash_av, schema.hash_type, schema.hash_name)

@@ -5,6 +5,8 @@ the same expression text; names are looked up per request when the tree is bound
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
+
 from dynalocal.expressions.frozen import Frozen
 from dynalocal.expressions.frozen import set_field as _set
 
@@ -192,7 +194,7 @@ def format_path(elements: tuple) -> str:
     return "[" + ", ".join(f"[{e}]" if isinstance(e, int) else e for e in elements) + "]"
 
 
-def iter_paths(node: object):
+def iter_paths(node: object) -> Iterator[Path]:
     """Every Path in a condition or operand tree, in textual order."""
     if isinstance(node, Path):
         yield node

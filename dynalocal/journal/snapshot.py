@@ -21,7 +21,7 @@ import re
 import struct
 import sys
 from array import array
-from collections.abc import Iterator
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
@@ -80,7 +80,8 @@ class Image:
                 entry = db.tables.get(name)  # re-partitioned or replaced while copying: start again
 
     @staticmethod
-    def _capture_table(db: Database, name: str, entry: TableEntry, chunk: int):
+    def _capture_table(db: Database, name: str, entry: TableEntry,
+                       chunk: int) -> Generator[None, None, _TableImage | None]:
         table = entry.table
         partitions = table.partitions
         image = _TableImage(name, encode_meta(entry))
@@ -102,7 +103,7 @@ class Image:
         return image
 
 
-def _u32_array(values) -> bytes:
+def _u32_array(values: Iterable[int]) -> bytes:
     out = array("I", values)
     if _BIG_ENDIAN:
         out.byteswap()
