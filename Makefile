@@ -5,7 +5,7 @@ BIN := $(VENV)/bin
 PORT ?= 8000
 HOST ?= 127.0.0.1
 
-.PHONY: install browser run test test-ranges bench clean
+.PHONY: install browser run lint test test-ranges bench clean
 
 $(BIN)/python:
 	$(PYTHON) -m venv $(VENV)
@@ -28,7 +28,12 @@ browser:
 		command -v apt-get >/dev/null && (apt-get update -qq && \
 		apt-get install -y -qq -o DPkg::Lock::Timeout=600 chromium >/dev/null); } || true
 
-test: install browser
+# Style and bug-prone patterns (ruff) and types (mypy) of the package; settings in pyproject.toml.
+lint: install
+	$(BIN)/ruff check dynalocal
+	$(BIN)/mypy dynalocal
+
+test: install lint browser
 	$(BIN)/python -m pytest
 
 # The suite at both ends of every supported dependency range (constraints/lowest.txt and

@@ -27,7 +27,6 @@ READ_METHODS = frozenset({"GET", "HEAD"})
 # Content types a browser may send cross-site without a preflight (the CORS "simple" ones).
 SIMPLE_TYPES = frozenset({b"", b"application/x-www-form-urlencoded", b"multipart/form-data", b"text/plain"})
 SAME_SITE = frozenset({b"same-origin", b"none"})
-TOKEN_ENV = "DYNALOCAL_ADMIN_TOKEN"
 ACCESS_DENIED = "com.amazonaws.dynamodb.v20120810#AccessDeniedException"
 
 

@@ -3,8 +3,8 @@
 Modules: `units` (RCU/WCU arithmetic), `bucket` (token buckets), `meter` (one table's or
 GSI's buckets, partition records and on-demand growth), `registry` (all meters of a server,
 partition counts, the throttle log), `charge` (one request's admission; the pricing of each
-operation from the sizes it read and wrote, capacity.md §2, so handlers never compute units;
-its charges and its ConsumedCapacity), `throttle` (the throttle errors and their reasons) and
+operation from the sizes it read and wrote, docs/behaviour/capacity.md §1, so handlers never
+compute units; its charges and its ConsumedCapacity), `throttle` (the throttle errors and their reasons) and
 `report` (the read API for diagnosis). The model is described in `meter`; the read API's
 contract in `report`. Outside this package only storage/index.py prices units: what each index
 entry write owes, handed to the Charge as `owed`.

@@ -31,6 +31,3 @@ class Bucket:
         self.rate, self.capacity = rate, capacity
         if self.tokens > capacity:
             self.tokens = capacity
-
-    def fill_fraction(self, now: float) -> float:
-        return self.available(now) / self.capacity if self.capacity > 0 else 1.0

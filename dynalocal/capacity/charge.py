@@ -3,7 +3,7 @@
 Handlers create a Charge (`Capacity.charge(entry)`) once they know the table, ask it to admit
 a read or write on a partition before touching data (a throttled request changes nothing),
 then tell it what the operation did in sizes (`get`, `put`, `delete`, `condition_failed`,
-`page`, `transact_get`, `transact_write`): the Charge prices it (capacity.md §2), charges the
+`page`, `transact_get`, `transact_write`): the Charge prices it (docs/behaviour/capacity.md §1), charges the
 partitions and renders ConsumedCapacity. Handlers never compute units. A GSI write is planned
 before the base write (`plan_gsi`) so a GSI that cannot take it refuses the write
 (back-pressure); its units are then charged to the GSI partitions written.
@@ -11,17 +11,19 @@ before the base write (`plan_gsi`) so a GSI that cannot take it refuses the writ
 from __future__ import annotations
 
 from dataclasses import dataclass
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import orjson
 
+from dynalocal.capacity.meter import GSI_BACKPRESSURE, READ, WRITE, Meter
+from dynalocal.capacity.units import read_units, write_units
 from dynalocal.errors import DynamoError
 from dynalocal.storage.database import TableEntry
 from dynalocal.storage.index import Index
 from dynalocal.storage.partition import Record
-from dynalocal.capacity.meter import GSI_BACKPRESSURE, READ, WRITE, Meter
-from dynalocal.capacity.throttle import note, throttle_error
-from dynalocal.capacity.units import read_units, write_units
+
+if TYPE_CHECKING:  # registry imports this module (Capacity.charge makes Charges)
+    from dynalocal.capacity.registry import Capacity
 
 TRANSACTIONAL = 2.0  # a transactional read or write costs twice (prepare + commit)
 
@@ -52,7 +54,7 @@ class Charge:
 
     __slots__ = ("cap", "entry", "meter", "now", "table_units", "table_used", "indexes")
 
-    def __init__(self, cap: Any, entry: TableEntry) -> None:
+    def __init__(self, cap: Capacity, entry: TableEntry) -> None:
         self.cap = cap
         self.entry = entry
         tm = cap.tables.get(entry.table.name)  # Capacity.meter's fast path, inlined: per request
@@ -88,7 +90,7 @@ class Charge:
             return err
         return None
 
-    # -- pricing: what each operation consumes (capacity.md §2) -------------------------------
+    # -- pricing: what each operation consumes (docs/behaviour/capacity.md §1) ----------------
     # Sizes are item sizes in bytes, 0 for an absent item (which still costs the minimum unit).
     # `owed` is what Table.apply's index listener says each index write cost (name -> units).
 

@@ -1,7 +1,6 @@
 """One table's or GSI's capacity: its buckets, the throttle decision, its records and growth.
 
-The adaptive model (the default: DynamoDB as it runs today, spec capacity.md §8 with
-corrections.md §4):
+The adaptive model (the default: DynamoDB as it runs today, docs/behaviour/capacity.md §2-§3):
 * every partition, in both billing modes, has a ceiling bucket per direction refilled at
   3 000 RCU / 1 000 WCU per second and holding `partition_burst` seconds of it (default 5 s:
   15 000 RCU / 5 000 WCU). Short bursts above the ceiling pass; a key range held above it is
@@ -45,7 +44,7 @@ request touches the buckets only, not the partition's records scattered over mem
 from __future__ import annotations
 
 import math
-from typing import Callable
+from collections.abc import Callable, Iterable
 
 from dynalocal.capacity.bucket import Bucket
 
@@ -71,7 +70,6 @@ ON_DEMAND_SCALING = "on_demand_scaling"  # above 2x the previous peak of an on-d
 ON_DEMAND_MAX = "on_demand_max"  # the table's OnDemandThroughput maximum
 ACCOUNT_LIMIT = "account_limit"  # the per-table on-demand quota
 GSI_BACKPRESSURE = "gsi_backpressure"  # on a base table: a GSI could not take the write
-CAUSES = (KEY_RANGE, TABLE_RATE, PARTITION_SHARE, ON_DEMAND_SCALING, ON_DEMAND_MAX, ACCOUNT_LIMIT, GSI_BACKPRESSURE)
 
 # The LimitType of the wire's ThrottlingReasons. AWS throttles on-demand tables growing past
 # twice their peak at the partitions that have not split yet: a key-range reason.
@@ -94,7 +92,8 @@ class PartMeter:
 
     def __init__(self, partition_burst: float, share: tuple[float, float] | None, burst: float, now: float) -> None:
         self.cap = [Bucket(c, c * max(partition_burst, 1.0), now, KEY_RANGE) for c in CEILING]
-        self.share = [Bucket(r, r * max(burst, 1.0), now, PARTITION_SHARE) for r in share] if share is not None else None
+        self.share = ([Bucket(r, r * max(burst, 1.0), now, PARTITION_SHARE) for r in share]
+                      if share is not None else None)
         self.units = [0.0, 0.0]
         self.requests = [0, 0]
         self.burst = [0.0, 0.0]  # units beyond the ceiling within a second, seconds before `sec`
@@ -200,7 +199,7 @@ class Meter:
         self.classic = classic and provisioned is not None
         self.warm = warm or NEW_ON_DEMAND
         if provisioned is not None:
-            rates = provisioned if not self.classic else (None, None)
+            rates: tuple[float | None, ...] = provisioned if not self.classic else (None, None)
             seconds = max(self.burst_seconds, 1.0)
             self.table_cause = [TABLE_RATE, TABLE_RATE]
         else:
@@ -210,17 +209,19 @@ class Meter:
             self.table_cause = [ACCOUNT_LIMIT if c >= TABLE_QUOTA > self.warm[d] else ON_DEMAND_SCALING
                                 for d, c in enumerate(self.ceiling)]
         for d in (READ, WRITE):
-            self.table[d] = _bucket(self.table[d], rates[d], rates[d] * seconds if rates[d] else 0, now,
+            rate = rates[d]
+            self.table[d] = _bucket(self.table[d], rate, rate * seconds if rate else 0, now,
                                     self.table_cause[d])
             top = maximum[d] if provisioned is None else None
-            self.maximum[d] = _bucket(self.maximum[d], top, top, now, ON_DEMAND_MAX)
+            self.maximum[d] = _bucket(self.maximum[d], top, top or 0.0, now, ON_DEMAND_MAX)
         if len(self.parts) != partitions or any((p.share is None) == self.classic for p in self.parts):
             self.resize(partitions, now)
-        elif self.classic:
+        elif self.classic and provisioned is not None:  # classic implies provisioned
             for part in self.parts:
+                assert part.share is not None  # classic partitions have shares (else resized above)
                 for d in (READ, WRITE):
-                    rate = provisioned[d] / partitions  # type: ignore[index]
-                    part.share[d].reconfigure(rate, rate * max(self.burst_seconds, 1.0), now)  # type: ignore[index]
+                    rate = provisioned[d] / partitions
+                    part.share[d].reconfigure(rate, rate * max(self.burst_seconds, 1.0), now)
         self._gate()
 
     def _gate(self) -> None:
@@ -241,15 +242,15 @@ class Meter:
             need = max(need, math.ceil(self.ceiling[0] / CEILING[0]), math.ceil(self.ceiling[1] / CEILING[1]))
         return need
 
-    def resize(self, partitions: int, now: float, keys_to: object = None) -> None:
+    def resize(self, partitions: int, now: float, keys_to: Callable[[bytes], int] | None = None) -> None:
         """New partition meters (a changed layout): ceiling balances and classic shares carry over
         proportionally, per-key counts move to the partition that now owns the key (`keys_to`
         maps a key prefix to its partition index); per-partition per-second records restart."""
         self.flush()  # the log's partition numbers are the old layout's
         old = self.parts
         share = None
-        if self.classic:
-            share = (self.provisioned[0] / partitions, self.provisioned[1] / partitions)  # type: ignore[index]
+        if self.classic and self.provisioned is not None:  # classic implies provisioned
+            share = (self.provisioned[0] / partitions, self.provisioned[1] / partitions)
         self.parts = [PartMeter(self.partition_burst, share, self.burst_seconds, now) for _ in range(partitions)]
         for part in old:
             for d in (READ, WRITE):
@@ -262,14 +263,16 @@ class Meter:
             fraction = _fill(b.cap[d] for b in old)
             for part in self.parts:
                 part.cap[d].tokens = part.cap[d].capacity * fraction
-            if share is not None and all(p.share is not None for p in old):
-                fraction = _fill(p.share[d] for p in old)  # type: ignore[index]
+            old_shares = [p.share for p in old if p.share is not None]
+            if share is not None and len(old_shares) == len(old):
+                fraction = _fill(s[d] for s in old_shares)
                 for part in self.parts:
-                    part.share[d].tokens = part.share[d].capacity * fraction  # type: ignore[index]
+                    if part.share is not None:  # all of them: share is not None
+                        part.share[d].tokens = part.share[d].capacity * fraction
         if keys_to is not None:
             for part in old:
                 for pk, counts in part.keys.items():
-                    target = self.parts[keys_to(pk)]  # type: ignore[operator]
+                    target = self.parts[keys_to(pk)]
                     if len(target.keys) < KEY_LIMIT:
                         target.keys[pk] = counts
         self._gate()
@@ -421,20 +424,20 @@ class Meter:
             self.on_pending()
 
 
-def _bucket(current: Bucket | None, rate: float | None, capacity: float | None, now: float,
+def _bucket(current: Bucket | None, rate: float | None, capacity: float, now: float,
             cause: str) -> Bucket | None:
     """A bucket with this rate (None: no bucket) standing for `cause`, reusing `current`'s balance
     when there is one."""
     if rate is None or rate <= 0:
         return None
     if current is None:
-        return Bucket(rate, capacity, now, cause)  # type: ignore[arg-type]
-    current.reconfigure(rate, capacity, now)  # type: ignore[arg-type]
+        return Bucket(rate, capacity, now, cause)
+    current.reconfigure(rate, capacity, now)
     current.cause = cause
     return current
 
 
-def _fill(buckets) -> float:
+def _fill(buckets: Iterable[Bucket]) -> float:
     buckets = list(buckets)
     total = sum(b.capacity for b in buckets)
     return sum(max(0.0, b.tokens) for b in buckets) / total if total > 0 else 1.0

@@ -17,15 +17,17 @@ one DynamoDB never has; the declared settings still set the count.
 from __future__ import annotations
 
 import math
+from collections.abc import Callable
 from functools import partial
-from typing import Any, Callable
+from typing import Protocol
 
-from dynalocal.errors import DynamoError
-from dynalocal.storage.database import TableEntry
-from dynalocal.storage.index import Index
 from dynalocal.capacity.charge import Charge
 from dynalocal.capacity.meter import CEILING, NEW_ON_DEMAND, Meter
-from dynalocal.capacity.throttle import note, throttle_error
+from dynalocal.capacity.throttle import ThrottleLog, note, throttle_error
+from dynalocal.errors import DynamoError
+from dynalocal.storage.database import Database, TableEntry
+from dynalocal.storage.index import Index
+from dynalocal.storage.table import ItemStore
 
 PARTITIONS_TAG = "dynalocal:partitions"
 MODEL_TAG = "dynalocal:capacity-model"
@@ -97,7 +99,16 @@ class TableMeters:
         self.entry = entry
         self.table = table
         self.gsis: dict[str, Meter] = {}
-        self.log: Any = None  # throttle-log state (see .throttle)
+        self.log: ThrottleLog | None = None  # throttle-log state (see .throttle)
+
+
+class CapacitySettings(Protocol):
+    """The server settings capacity reads (engine.context.Settings has them)."""
+
+    throttling: str  # enforce | report | off
+    burst_seconds: float
+    partition_burst_seconds: float
+    capacity_model: str  # adaptive | classic
 
 
 class Capacity:
@@ -106,7 +117,7 @@ class Capacity:
     `settings` is the server's Settings (throttling, burst_seconds, partition_burst_seconds,
     capacity_model), read at each use; `db` the Database, to drop the meters of dropped tables."""
 
-    def __init__(self, settings: Any, clock: Callable[[], float], db: Any = None) -> None:
+    def __init__(self, settings: CapacitySettings, clock: Callable[[], float], db: Database | None = None) -> None:
         self.settings = settings
         self.clock = clock
         self.db = db
@@ -176,7 +187,8 @@ class Capacity:
         model = entry.tags.get(MODEL_TAG) or self.settings.capacity_model
         return model == "classic"
 
-    def _settings_of(self, entry: TableEntry, gsi: dict | None):
+    def _settings_of(self, entry: TableEntry, gsi: dict | None) -> tuple[
+            tuple[float, float] | None, tuple[float, float] | None, tuple[float | None, float | None]]:
         """(provisioned rates or None, declared warm, on-demand maximum) of the table or a GSI."""
         spec = gsi if gsi is not None else entry.extra
         provisioned = None
@@ -239,7 +251,7 @@ class Capacity:
                         g.partitions_needed() if grows else len(index.partitions))
             self._apply(entry, g, index, min(count, MAX_PARTITIONS), now, reshape)
 
-    def _apply(self, entry: TableEntry, m: Meter, store, count: int, now: float, reshape: bool) -> None:
+    def _apply(self, entry: TableEntry, m: Meter, store: ItemStore, count: int, now: float, reshape: bool) -> None:
         """Give a store and its meter `count` partitions (the one place that re-partitions), or,
         unless `reshape`, fit the meter to the store's partitions and leave the change to `settle`."""
         if not reshape:

@@ -53,13 +53,18 @@ Records are kept in every throttling mode, `off` included (only refusals differ)
 """
 from __future__ import annotations
 
+from collections.abc import Sequence
 from typing import Any
 
 from dynalocal.capacity.meter import CEILING, RING, Meter, PartMeter
+from dynalocal.capacity.registry import Capacity
 from dynalocal.capacity.throttle import show_key
+from dynalocal.storage.database import Database, TableEntry
+from dynalocal.storage.partition import Partition
+from dynalocal.storage.table import ItemStore
 
 
-def snapshot(cap: Any, db: Any, table: str | None = None) -> dict[str, Any]:
+def snapshot(cap: Capacity, db: Database, table: str | None = None) -> dict[str, Any]:
     """The records of every table (or of one: `table`; missing tables are left out)."""
     now = cap.clock()
     sec = int(now)
@@ -85,7 +90,7 @@ def snapshot(cap: Any, db: Any, table: str | None = None) -> dict[str, Any]:
     return out
 
 
-def meter_data(entry: Any, m: Meter, store: Any, key_type: str, now: float) -> dict[str, Any]:
+def meter_data(entry: TableEntry, m: Meter, store: ItemStore, key_type: str, now: float) -> dict[str, Any]:
     """One meter's records as plain data (see the module's contract)."""
     sec = int(now)
     m.flush()  # charges are logged, and added to the records here (see meter)
@@ -104,11 +109,12 @@ def meter_data(entry: Any, m: Meter, store: Any, key_type: str, now: float) -> d
         "totals": _totals(*m.totals()),
         "throttles": _pair([dict(t) for t in m.throttles]),
         "per_second": _series(m.ring, m.throttle_ring, m.sec, sec),
-        "partitions": [_partition(i, part, pm, key_type, sec) for i, (part, pm) in enumerate(zip(store.partitions, m.parts))],
+        "partitions": [_partition(i, part, pm, key_type, sec)
+                       for i, (part, pm) in enumerate(zip(store.partitions, m.parts))],
     }
 
 
-def _partition(i: int, part: Any, pm: PartMeter, key_type: str, sec: int) -> dict[str, Any]:
+def _partition(i: int, part: Partition, pm: PartMeter, key_type: str, sec: int) -> dict[str, Any]:
     if sec > pm.sec:
         pm.roll(sec)
     keys = sorted(pm.keys.items(), key=lambda kv: kv[1][0] + kv[1][1], reverse=True)
@@ -126,18 +132,18 @@ def _partition(i: int, part: Any, pm: PartMeter, key_type: str, sec: int) -> dic
     }
 
 
-def _pair(values) -> dict[str, Any]:
+def _pair(values: Sequence[Any]) -> dict[str, Any]:
     return {"read": values[0], "write": values[1]}
 
 
-def _totals(units, requests, burst) -> dict[str, Any]:
+def _totals(units: list, requests: list, burst: list) -> dict[str, Any]:
     return {"read_units": units[0], "write_units": units[1], "reads": requests[0], "writes": requests[1],
             "read_burst_units": burst[0], "write_burst_units": burst[1]}
 
 
-def _series(ring, throttle_ring, last: int, sec: int) -> dict[str, list]:
+def _series(ring: tuple[list, list], throttle_ring: tuple[list, list] | None, last: int, sec: int) -> dict[str, list]:
     """Per-second lists ending at second `sec`, oldest first (slots after `last` are empty)."""
-    def ordered(values: list | None, zero) -> list:
+    def ordered(values: list | None, zero: float) -> list:
         if values is None:
             return [zero] * RING
         return [values[s % RING] if s <= last else zero for s in range(sec - RING + 1, sec + 1)]

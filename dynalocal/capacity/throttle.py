@@ -1,6 +1,6 @@
 """A throttle event: the DynamoDB error it becomes, and the server's rate-limited summary line.
 
-Errors follow capacity.md §7: provisioned tables answer ProvisionedThroughputExceededException
+Errors follow docs/behaviour/capacity.md §4: provisioned tables answer ProvisionedThroughputExceededException
 (member `ThrottlingReasons`), on-demand ones ThrottlingException (member `throttlingReasons`,
 so spelled in botocore's model); the reason is Table|Index + Read|Write + the cause's limit type.
 
@@ -13,11 +13,24 @@ from __future__ import annotations
 
 import base64
 import logging
+from typing import TYPE_CHECKING
 
+from dynalocal.capacity.meter import (
+    ACCOUNT_LIMIT,
+    GSI_BACKPRESSURE,
+    KEY_RANGE,
+    ON_DEMAND_MAX,
+    ON_DEMAND_SCALING,
+    PARTITION_SHARE,
+    TABLE_RATE,
+    WIRE_REASON,
+    Meter,
+)
 from dynalocal.errors import DynamoError, ProvisionedThroughputExceededException, ThrottlingException
 from dynalocal.storage.database import TableEntry
-from dynalocal.capacity.meter import (ACCOUNT_LIMIT, GSI_BACKPRESSURE, KEY_RANGE, ON_DEMAND_MAX, ON_DEMAND_SCALING,
-                    PARTITION_SHARE, TABLE_RATE, WIRE_REASON, Meter)
+
+if TYPE_CHECKING:  # registry imports this module
+    from dynalocal.capacity.registry import TableMeters
 
 log = logging.getLogger("dynalocal.capacity")
 LOG_INTERVAL = 10.0
@@ -57,7 +70,7 @@ class ThrottleLog:
         self.counts: dict[tuple[str | None, int, str], int] = {}  # (GSI or None, direction, cause) -> events
 
 
-def note(tm, m: Meter, d: int, p: int, cause: str, mode: str, now: float) -> None:
+def note(tm: TableMeters, m: Meter, d: int, p: int, cause: str, mode: str, now: float) -> None:
     """Count a throttle event for the table's log; write the summary line when one is due."""
     state = tm.log
     if state is None:

@@ -7,10 +7,24 @@ table's meter started, exact per partition-key value (see the snapshot's contrac
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Protocol
 
-from dynalocal.diagnosis.figures import (GSI_BACK_PRESSURE, ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, PARTITION_CEILING, PARTITION_SHARE,
-                      TABLE_QUOTA, TABLE_RATE, DIRECTIONS, KeyFigures, MeterFigures, PartitionFigures)
+from dynalocal.capacity.registry import Capacity
+from dynalocal.capacity.report import snapshot
+from dynalocal.diagnosis.figures import (
+    DIRECTIONS,
+    GSI_BACK_PRESSURE,
+    ON_DEMAND_MAXIMUM,
+    ON_DEMAND_SCALING,
+    PARTITION_CEILING,
+    PARTITION_SHARE,
+    TABLE_QUOTA,
+    TABLE_RATE,
+    KeyFigures,
+    MeterFigures,
+    PartitionFigures,
+)
+from dynalocal.storage.database import Database
 
 WINDOW = 60  # seconds of per-second records the rates look at
 CAUSE_NAMES = {"key_range": PARTITION_CEILING, "table_rate": TABLE_RATE, "partition_share": PARTITION_SHARE,
@@ -18,16 +32,21 @@ CAUSE_NAMES = {"key_range": PARTITION_CEILING, "table_rate": TABLE_RATE, "partit
                "account_limit": TABLE_QUOTA, "gsi_backpressure": GSI_BACK_PRESSURE}
 
 
-def collect(ctx: Any, table: str | None = None) -> list[MeterFigures]:
-    """Figures of every table (or of `table`) and its GSIs, reads and writes, from the server's records."""
-    from dynalocal.capacity.report import snapshot
+class Server(Protocol):
+    """What diagnosis reads of a server (an engine Context): its meters and its tables."""
 
+    capacity: Capacity
+    db: Database
+
+
+def collect(ctx: Server, table: str | None = None) -> list[MeterFigures]:
+    """Figures of every table (or of `table`) and its GSIs, reads and writes, from the server's records."""
     snap = snapshot(ctx.capacity, ctx.db, table)
     balances = burst_balances(ctx, snap)
     return figures_from_snapshot(snap, balances)
 
 
-def burst_balances(ctx: Any, snap: dict) -> dict[tuple[str, str | None, str], float]:
+def burst_balances(ctx: Server, snap: dict) -> dict[tuple[str, str | None, str], float]:
     """Units left in each table-level bucket (provisioned burst, or on-demand headroom) now."""
     out: dict[tuple[str, str | None, str], float] = {}
     cap, now = ctx.capacity, snap["now"]

@@ -9,8 +9,17 @@ from __future__ import annotations
 from dataclasses import asdict, dataclass, field
 
 from dynalocal.diagnosis.advice import HOT_GSI_KEY, HOT_KEY, UNDER_PROVISIONED, advice_for
-from dynalocal.diagnosis.figures import (GSI_BACK_PRESSURE, ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, PARTITION_CEILING, PARTITION_SHARE,
-                      TABLE_QUOTA, TABLE_RATE, MeterFigures, PartitionFigures)
+from dynalocal.diagnosis.figures import (
+    GSI_BACK_PRESSURE,
+    ON_DEMAND_MAXIMUM,
+    ON_DEMAND_SCALING,
+    PARTITION_CEILING,
+    PARTITION_SHARE,
+    TABLE_QUOTA,
+    TABLE_RATE,
+    MeterFigures,
+    PartitionFigures,
+)
 
 FINE = "fine"
 TOP_KEYS = 5
@@ -232,8 +241,9 @@ def _hot_verdict(f: MeterFigures, m: MeterReport, p: PartitionReport) -> Verdict
         summary += f"; {thrown} {f.direction}s throttled there"
     if projection is not None:
         summary += f"; {_steady(f)} {projection.throttled_share:.0%} of {f.direction}s would be throttled"
-    return Verdict(kind, f.table, f.index, f.direction, summary + ".", advice_for(kind, f, key and key.key),
-                   key and key.key, p.number, key.share if key else p.share, None, projection)
+    hot_key = key.key if key else None
+    return Verdict(kind, f.table, f.index, f.direction, summary + ".", advice_for(kind, f, hot_key),
+                   hot_key, p.number, key.share if key else p.share, None, projection)
 
 
 def _steady(f: MeterFigures) -> str:
@@ -280,7 +290,8 @@ def _fine(f: MeterFigures, m: MeterReport) -> Verdict:
     if key is not None and len(m.partitions) > 1 and key.share >= 0.5:
         ceiling = m.partitions[key.partition].ceiling
         summary += (f"; but key {key.key!r} takes {key.share:.0%} of them, so this design tops out near "
-                    f"{ceiling / key.share:.0f} {m.unit}/s (one partition sustains {ceiling:g}) whatever is provisioned")
+                    f"{ceiling / key.share:.0f} {m.unit}/s (one partition sustains {ceiling:g}) "
+                    "whatever is provisioned")
     if m.projection is not None:
         p = m.projection
         summary += (f"; at this rate {p.scope} (asked for {p.rate:.0f} {m.unit}/s, sustains {p.sustained:g}) "

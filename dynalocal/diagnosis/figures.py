@@ -19,8 +19,6 @@ ON_DEMAND_MAXIMUM = "on-demand maximum"  # an on-demand table over its OnDemandT
 ON_DEMAND_SCALING = "on-demand scaling"  # an on-demand table over what it has scaled to so far
 TABLE_QUOTA = "table quota"  # an on-demand table over the per-table quota (40,000 units/s by default)
 GSI_BACK_PRESSURE = "GSI back-pressure"  # a table write refused because a GSI could not take its part
-CAUSES = (PARTITION_CEILING, PARTITION_SHARE, TABLE_RATE, ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, TABLE_QUOTA,
-          GSI_BACK_PRESSURE)
 
 
 @dataclass

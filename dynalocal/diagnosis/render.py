@@ -39,12 +39,13 @@ def _meter(m: MeterReport) -> list[str]:
         causes = ", ".join(f"{cause}: {n}" for cause, n in sorted(m.throttles.items(), key=lambda c: -c[1]))
         lines.append(f"    throttled {sum(m.throttles.values())} ({causes})")
     if m.projection is not None:
-        p = m.projection
-        burst = (f"burst lasts ~{p.burst_left_seconds:.0f} s more, then " if p.burst_left_seconds is not None
+        pr = m.projection
+        burst = (f"burst lasts ~{pr.burst_left_seconds:.0f} s more, then " if pr.burst_left_seconds is not None
                  else "once burst is spent, ")
-        lines.append(f"    projection: {p.scope} runs at {p.rate:.1f} {m.unit}/s, sustains {p.sustained:g}; "
-                     f"{burst}{p.throttled_share:.0%} of {m.direction}s throttled")
-    lines.append(f"    {'partition':>9} {'avg/s':>8} {'peak/s':>7} {'share':>6} {'sustains':>8} {'throttled':>9}  top keys")
+        lines.append(f"    projection: {pr.scope} runs at {pr.rate:.1f} {m.unit}/s, sustains {pr.sustained:g}; "
+                     f"{burst}{pr.throttled_share:.0%} of {m.direction}s throttled")
+    lines.append(f"    {'partition':>9} {'avg/s':>8} {'peak/s':>7} {'share':>6} {'sustains':>8} "
+                 f"{'throttled':>9}  top keys")
     for p in m.partitions:
         sustains = min(p.ceiling, p.share_limit) if m.model == "classic" and p.share_limit else p.ceiling
         keys = ", ".join(f"{k.key!r} {percent(k.share)}" for k in p.top_keys[:3]) or "-"

@@ -2,11 +2,13 @@
 from __future__ import annotations
 
 import re
+from collections.abc import Iterable
 
-from dynalocal.errors import ResourceNotFoundException, ValidationException
-from dynalocal.expressions import compile_request
-from dynalocal.storage.database import TableEntry
 from dynalocal.engine.context import Context
+from dynalocal.engine.transient import deleting, settle
+from dynalocal.errors import ResourceNotFoundException, ValidationException
+from dynalocal.expressions import Compiled, compile_request
+from dynalocal.storage.database import TableEntry
 
 # Request members that mean the request carries expressions or their legacy equivalents.
 EXPRESSION_MEMBERS = frozenset((
@@ -61,8 +63,6 @@ def data_table(ctx: Context, name: str) -> TableEntry:
 
 
 def _creating(ctx: Context, entry: TableEntry) -> bool:
-    from dynalocal.engine.transient import settle
-
     settle(ctx, entry)
     return entry.status == "CREATING"
 
@@ -71,15 +71,13 @@ def control_table(ctx: Context, name: str) -> TableEntry:
     """The table a control-plane request names (a DELETING one too); missing is ResourceNotFound."""
     entry = _lookup(ctx, name)
     if entry is None and ctx.db.deleting:
-        from dynalocal.engine.transient import deleting
-
         entry = deleting(ctx).get(ctx.scope + table_name(name))
     if entry is None:
         raise ResourceNotFoundException(f"Requested resource not found: Table: {table_name(name)} not found")
     return entry
 
 
-def scoped_names(ctx: Context, keys) -> list[str]:
+def scoped_names(ctx: Context, keys: Iterable[str]) -> list[str]:
     """The names, among catalog keys, of the tables this request's caller sees."""
     scope = ctx.scope
     if not scope:
@@ -87,7 +85,7 @@ def scoped_names(ctx: Context, keys) -> list[str]:
     return [k[len(scope):] for k in keys if k.startswith(scope) and "/" not in k[len(scope):]]
 
 
-def compile_expressions(body: dict, operation: str):
+def compile_expressions(body: dict, operation: str) -> Compiled | None:
     """Compiled expressions of a request, or None when it carries none (the common fast case)."""
     if EXPRESSION_MEMBERS.isdisjoint(body):
         return None

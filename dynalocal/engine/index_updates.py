@@ -6,7 +6,8 @@
 """
 from __future__ import annotations
 
-from dynalocal.errors import ResourceNotFoundException, ValidationException, invalid
+from dynalocal.engine.index_specs import check_gsi_throughput, check_key_schema, check_projection
+from dynalocal.errors import ResourceNotFoundException, invalid
 from dynalocal.storage.database import TableEntry
 from dynalocal.storage.index import Index, attach, detach, gsi_partitions, schema_of
 
@@ -54,13 +55,9 @@ def check(entry: TableEntry, body: dict, billing: str) -> list[dict]:
         if actions[0] == "Create":
             if name in all_names:
                 raise invalid(f"Attempting to create an index which already exists: {name}")
-            keys = [e["AttributeName"] for e in action["KeySchema"]]
-            if any(k not in types for k in keys):
-                raise invalid(f"Some index key attributes are not defined in AttributeDefinitions. "
-                              f"Keys: [{', '.join(keys)}], AttributeDefinitions: [{', '.join(types)}]")
-            _check_key_schema(action["KeySchema"])
-            _check_projection(action)
-            _check_throughput(action, billing)
+            check_key_schema(action["KeySchema"], types)
+            check_projection(action)
+            check_gsi_throughput(action, billing)
             if len(gsi_names) + 1 > MAX_GSIS:
                 raise invalid(f"GlobalSecondaryIndex count exceeds the per-table limit of {MAX_GSIS}")
         elif name not in gsi_names:
@@ -68,37 +65,9 @@ def check(entry: TableEntry, body: dict, billing: str) -> list[dict]:
         elif actions[0] == "Update" and billing == "PAY_PER_REQUEST" and action.get("ProvisionedThroughput"):
             raise invalid(f"ProvisionedThroughput should not be specified for index: {name} when BillingMode is "
                           "PAY_PER_REQUEST")
-    if online > 1:  # ValidationException, not LimitExceeded (corrections §1, run against AWS by scylla)
+    if online > 1:  # ValidationException, not LimitExceeded (docs/behaviour/validation.md §6)
         raise invalid("Only one global secondary index can be created or deleted per UpdateTable request")
     return definitions
-
-
-def _check_key_schema(elements: list[dict]) -> None:
-    if elements[0]["KeyType"] != "HASH":
-        raise ValidationException("Invalid KeySchema: The first KeySchemaElement is not a HASH key type")
-    if len(elements) == 2:
-        if elements[1]["KeyType"] != "RANGE":
-            raise ValidationException("Invalid KeySchema: The second KeySchemaElement is not a RANGE key type")
-        if elements[0]["AttributeName"] == elements[1]["AttributeName"]:
-            raise ValidationException("Both the Hash Key and the Range Key element in the KeySchema have the same name")
-
-
-def _check_projection(index: dict) -> None:
-    projection = index["Projection"]
-    kind = projection.get("ProjectionType")
-    if kind is None:
-        raise invalid("Unknown ProjectionType: null")
-    if kind in ("KEYS_ONLY", "ALL") and projection.get("NonKeyAttributes"):
-        raise invalid(f"ProjectionType is {kind}, but NonKeyAttributes is specified")
-
-
-def _check_throughput(index: dict, billing: str) -> None:
-    name = index["IndexName"]
-    if billing == "PAY_PER_REQUEST" and index.get("ProvisionedThroughput") is not None:
-        raise invalid(f"ProvisionedThroughput should not be specified for index: {name} when BillingMode is "
-                      "PAY_PER_REQUEST")
-    if billing == "PROVISIONED" and index.get("ProvisionedThroughput") is None:
-        raise invalid(f"ProvisionedThroughput must be specified for index: {name}")
 
 
 def apply(entry: TableEntry, body: dict, definitions: list[dict]) -> None:

@@ -2,13 +2,15 @@
 from __future__ import annotations
 
 import time
+from typing import Any
 
-from dynalocal.errors import ResourceNotFoundException, TableNotFoundException
-from dynalocal.engine.context import Context
 from dynalocal.engine.common import control_table, scoped_names, table_name
+from dynalocal.engine.context import Context
+from dynalocal.errors import ResourceNotFoundException, TableNotFoundException
+from dynalocal.storage.database import TableEntry
 
 
-def _backup_table(ctx: Context, name: str):
+def _backup_table(ctx: Context, name: str) -> TableEntry:
     """The table of a continuous-backups call; missing is TableNotFoundException, as DynamoDB answers."""
     try:
         return control_table(ctx, name)
@@ -18,7 +20,7 @@ def _backup_table(ctx: Context, name: str):
 
 def describe_continuous_backups(ctx: Context, body: dict) -> dict:
     entry = _backup_table(ctx, body["TableName"])
-    pitr = {"PointInTimeRecoveryStatus": "ENABLED" if entry.point_in_time_recovery else "DISABLED"}
+    pitr: dict[str, Any] = {"PointInTimeRecoveryStatus": "ENABLED" if entry.point_in_time_recovery else "DISABLED"}
     if entry.point_in_time_recovery:
         pitr.update(RecoveryPeriodInDays=35, EarliestRestorableDateTime=entry.created,
                     LatestRestorableDateTime=time.time())
@@ -38,7 +40,7 @@ def describe_contributor_insights(ctx: Context, body: dict) -> dict:
     entry = control_table(ctx, body["TableName"])
     index = body.get("IndexName")
     status = entry.contributor_insights.get(index, "DISABLED")
-    out = {"TableName": entry.name, "ContributorInsightsStatus": status}
+    out: dict[str, Any] = {"TableName": entry.name, "ContributorInsightsStatus": status}
     if index:
         out["IndexName"] = index
     if status == "ENABLED":

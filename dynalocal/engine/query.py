@@ -12,17 +12,17 @@ from typing import Any
 
 import orjson
 
-from dynalocal.errors import ValidationException, invalid
-from dynalocal.values import numbers
 from dynalocal.capacity.charge import Charge
+from dynalocal.engine.common import compile_expressions, data_table
+from dynalocal.engine.context import Context
+from dynalocal.errors import ValidationException, invalid
 from dynalocal.storage.database import TableEntry
 from dynalocal.storage.index import Index
-from dynalocal.values.keys import KeySchema
 from dynalocal.storage.ranges import Page, read_range, read_scan, segment_tokens, sort_bounds, sort_matches
 from dynalocal.storage.table import ItemStore
+from dynalocal.values import numbers
 from dynalocal.values.attributes import validate_item
-from dynalocal.engine.context import Context
-from dynalocal.engine.common import compile_expressions, data_table
+from dynalocal.values.keys import KeySchema
 
 QUERY_PREFIX = "1 validation error detected: "
 NO_MATCH = "The provided key element does not match the schema"
@@ -44,7 +44,8 @@ def select_of(body: dict, operation: str) -> str:
     if select == "SPECIFIC_ATTRIBUTES":
         if member is None:
             raise ValidationException(
-                prefix + "Must specify the AttributesToGet or ProjectionExpression when choosing to get SPECIFIC_ATTRIBUTES")
+                prefix + "Must specify the AttributesToGet or ProjectionExpression when choosing to get "
+                "SPECIFIC_ATTRIBUTES")
     elif member is not None:
         what = "only the Count" if select == "COUNT" else select
         raise ValidationException(f"{prefix}Cannot specify the {member} when choosing to get {what}")
@@ -99,7 +100,7 @@ def _key_types(table_schema: KeySchema, index: Index | None) -> dict[str, str]:
     for schema in (table_schema, index.schema) if index is not None else (table_schema,):
         types[schema.hash_name] = schema.hash_type
         if schema.range_name is not None:
-            types[schema.range_name] = schema.range_type  # type: ignore[assignment]
+            types[schema.range_name] = schema.range_kind
     return types
 
 
@@ -127,26 +128,29 @@ def query(ctx: Context, body: dict) -> dict | bytes:
     entry = data_table(ctx, body["TableName"])
     index = target_of(entry, body, select)
     schema = index.schema if index is not None else entry.table.schema
+    assert compiled is not None and compiled.key_condition is not None  # a key condition is required (above)
     hash_av, op, range_avs = compiled.key_condition.resolve(schema.hash_name, schema.range_name,
                                                             schema.hash_type, schema.range_type)
     h = _key_value(hash_av, schema.hash_type, schema.hash_name)
     prefix = schema.partition_prefix(h)  # size-checked; every key the query reads starts with it
-    values = [schema.sort_key(_key_value(av, schema.range_type, schema.range_name))  # type: ignore[arg-type]
-              for av in range_avs]
+    range_name = schema.range_name or ""  # range_avs is empty without a sort key
+    values = [schema.sort_key(_key_value(av, schema.range_kind, range_name)) for av in range_avs]
     if op == "BEGINS_WITH" and schema.range_type == "N":
         raise invalid("ComparisonOperator BEGINS_WITH is not valid for N AttributeValue type")
     if op == "BETWEEN" and values[0] > values[1]:
         if "KeyConditionExpression" in body:
             raise ValidationException(
                 "Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal "
-                f"to lower bound; lower bound operand: {_java(range_avs[0])}, upper bound operand: {_java(range_avs[1])}")
+                f"to lower bound; lower bound operand: {_java(range_avs[0])}, "
+                f"upper bound operand: {_java(range_avs[1])}")
         raise ValidationException("The BETWEEN condition was provided a range where the lower bound is greater than "
                                   "the upper bound")
     key_names = schema.name_set
     if "QueryFilter" in body:
         bad = next((n for n in body["QueryFilter"] if n in key_names), None)
         if bad is not None:
-            raise ValidationException(f"QueryFilter can only contain non-primary key attributes: Primary key attribute: {bad}")
+            raise ValidationException(
+                f"QueryFilter can only contain non-primary key attributes: Primary key attribute: {bad}")
     else:
         read = filter_names(body, compiled)
         bad = next((n for n in sorted(read) if n in key_names), None) if read else None

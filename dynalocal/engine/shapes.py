@@ -34,8 +34,8 @@ CAST_MSG = ("class sun.reflect.generics.reflectiveObjects.ParameterizedTypeImpl 
             "java.lang.Class are in module java.base of loader 'bootstrap')")
 START_OF_STRUCT = "Start of structure or map found where not expected"
 
-# Enum listing order DynamoDB uses in "Member must satisfy enum value set" (spec operations.md §0,
-# types-and-items.md §4); every other enum is listed in model order.
+# Enum listing order DynamoDB uses in "Member must satisfy enum value set"
+# (docs/behaviour/validation.md §2); every other enum is listed in model order.
 ENUM_ORDER = {
     "ReturnValue": ("ALL_NEW", "UPDATED_OLD", "ALL_OLD", "NONE", "UPDATED_NEW"),
     "Select": ("SPECIFIC_ATTRIBUTES", "COUNT", "ALL_ATTRIBUTES", "ALL_PROJECTED_ATTRIBUTES"),
@@ -49,12 +49,12 @@ ENUM_ORDER = {
     "ScalarAttributeType": ("B", "N", "S"),
 }
 # Order in which members' constraint failures are listed, where DynamoDB's differs from the model
-# (spec example: writeCapacityUnits is reported before readCapacityUnits).
+# (docs/behaviour/validation.md §2: writeCapacityUnits is reported before readCapacityUnits).
 MEMBER_ORDER = {"ProvisionedThroughput": ("WriteCapacityUnits", "ReadCapacityUnits")}
 
 # Table names: the 2024+ model types TableName inputs as TableArn (1..1024, no pattern). A value
 # starting with "arn:" is validated as an ARN (length only); anything else as a plain table name
-# with the classic TableName rules below (spec operations.md §0).
+# with the classic TableName rules below (docs/behaviour/validation.md §1).
 TABLE_NAME_PATTERN = "[a-zA-Z0-9_.-]+"
 TABLE_NAME_MIN, TABLE_NAME_MAX = 3, 255
 TABLE_SHAPES = ("TableArn", "TableName")
@@ -79,10 +79,17 @@ class Node:
 
     def __init__(self, kind: str, name: str) -> None:
         self.kind, self.name = kind, name
-        self.min = self.max = self.pattern = self.regex = self.enum = self.enum_set = None
+        self.min: int | None = None
+        self.max: int | None = None
+        self.pattern: str | None = None
+        self.regex: re.Pattern[str] | None = None
+        self.enum: tuple[str, ...] | None = None
+        self.enum_set: frozenset[str] | None = None
         self.members: list[tuple[str, str, Node, bool]] = []  # (wire name, path name, node, required)
         self.by_wire: dict[str, Node] = {}
-        self.elem = self.key = self.value = None
+        self.elem: Node | None = None  # list kind
+        self.key: Node | None = None  # map kind
+        self.value: Node | None = None  # map kind
         self.java = ""
         self.table = ""
 
@@ -201,7 +208,7 @@ def _number_token(v: Any) -> str:
 
 
 def check_base64(v: str) -> None:
-    """Blob members must hold canonical padded base64 (spec types-and-items.md §6 texts)."""
+    """Blob members must hold canonical padded base64 (docs/behaviour/validation.md §4)."""
     if len(v) % 4:
         raise _ser(f"Base64 encoded length is expected a multiple of 4 bytes but found: {len(v)}")
     try:
@@ -238,6 +245,7 @@ def type_walk(v: Any, node: Node, parameterized: bool = False) -> Any:
     if kind == "list":
         if t is list:
             elem = node.elem
+            assert elem is not None  # a list node always has its element shape
             if elem.kind != "av":
                 nested = elem.kind in ("list", "map")
                 for i, x in enumerate(v):
@@ -252,6 +260,7 @@ def type_walk(v: Any, node: Node, parameterized: bool = False) -> Any:
     if kind == "map":
         if t is dict:
             value = node.value
+            assert value is not None  # a map node always has its value shape
             if value.kind != "av":
                 nested = value.kind in ("list", "map")
                 for k, x in v.items():
@@ -343,13 +352,13 @@ def render(v: Any, node: Node | None) -> str:
         return render_av(v)
     t = type(v)
     if t is list:
-        elem = node.elem if kind == "list" else None
+        elem = node.elem if node is not None and kind == "list" else None
         return "[" + ", ".join(render(x, elem) for x in v) + "]"
     if t is dict:
-        if kind == "structure":
+        if node is not None and kind == "structure":
             by_wire = node.by_wire
             return "{" + ", ".join(f"{k}={render(x, by_wire[k])}" for k, x in v.items()
                                    if k in by_wire and x is not None) + "}"
-        value = node.value if kind == "map" else None
+        value = node.value if node is not None and kind == "map" else None
         return "{" + ", ".join(f"{k}={render(x, value)}" for k, x in v.items()) + "}"
     return _render_scalar(v)

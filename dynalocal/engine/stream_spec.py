@@ -9,11 +9,9 @@ from __future__ import annotations
 
 from typing import Any
 
+from dynalocal.engine.context import Context
 from dynalocal.errors import ValidationException, invalid
 from dynalocal.storage.database import TableEntry
-from dynalocal.engine.context import Context
-
-VIEW_TYPES = ("NEW_IMAGE", "OLD_IMAGE", "NEW_AND_OLD_IMAGES", "KEYS_ONLY")
 
 
 def check(spec: dict | None) -> tuple[bool, str | None] | None:
@@ -52,7 +50,8 @@ def apply(ctx: Context, entry: TableEntry, asked: tuple[bool, str | None] | None
     enabled, view = asked
     registry = ctx.db.streams
     if enabled:
-        stream = registry.enable(entry.arn, entry.table, view, entry.key_schema)  # type: ignore[arg-type]
+        assert view is not None  # check() requires a view type with StreamEnabled
+        stream = registry.enable(entry.arn, entry.table, view, entry.key_schema)
         entry.extra["StreamSpecification"] = {"StreamEnabled": True, "StreamViewType": view}
         entry.extra["LatestStreamArn"], entry.extra["LatestStreamLabel"] = stream.arn, stream.label
     else:

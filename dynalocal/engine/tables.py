@@ -3,16 +3,15 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynalocal.errors import ResourceInUseException, ValidationException, invalid
 from dynalocal.capacity.registry import on_demand_description, warm_description
+from dynalocal.engine import index_updates, stream_spec, transient
+from dynalocal.engine.common import control_table, new_table_name, scoped_names
+from dynalocal.engine.context import Context
+from dynalocal.engine.index_specs import check_gsi_throughput, check_key_schema, check_projection
+from dynalocal.errors import ResourceInUseException, ValidationException, invalid
 from dynalocal.storage.database import TableEntry
 from dynalocal.storage.index import build_indexes
 from dynalocal.values.keys import KeySchema
-from dynalocal.engine.context import Context
-from dynalocal.engine import index_updates
-from dynalocal.engine import stream_spec
-from dynalocal.engine import transient
-from dynalocal.engine.common import control_table, new_table_name, scoped_names
 
 MAX_THROUGHPUT = 10**12
 
@@ -25,17 +24,8 @@ def _too_many_keys(elements: list[dict], path: str) -> ValidationException:
 
 
 def _key_schema(elements: list[dict], types: dict[str, str]) -> KeySchema:
-    if any(e["AttributeName"] not in types for e in elements):
-        raise invalid(f"Some index key attributes are not defined in AttributeDefinitions. "
-                      f"Keys: [{', '.join(e['AttributeName'] for e in elements)}], "
-                      f"AttributeDefinitions: [{', '.join(types)}]")
-    if len(elements) == 2 and elements[0]["AttributeName"] == elements[1]["AttributeName"]:
-        raise ValidationException("Both the Hash Key and the Range Key element in the KeySchema have the same name")
-    if elements[0]["KeyType"] != "HASH":
-        raise ValidationException("Invalid KeySchema: The first KeySchemaElement is not a HASH key type")
+    check_key_schema(elements, types)
     if len(elements) == 2:
-        if elements[1]["KeyType"] != "RANGE":
-            raise ValidationException("Invalid KeySchema: The second KeySchemaElement is not a RANGE key type")
         return KeySchema(elements[0]["AttributeName"], types[elements[0]["AttributeName"]],
                          elements[1]["AttributeName"], types[elements[1]["AttributeName"]])
     return KeySchema(elements[0]["AttributeName"], types[elements[0]["AttributeName"]])
@@ -45,7 +35,8 @@ def _throughput(body: dict, billing: str) -> tuple[int, int]:
     pt = body.get("ProvisionedThroughput")
     if billing == "PAY_PER_REQUEST":
         if pt is not None:
-            raise invalid("Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST")
+            raise invalid("Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is "
+                          "PAY_PER_REQUEST")
         return 0, 0
     if pt is None:
         raise invalid("ReadCapacityUnits and WriteCapacityUnits must both be specified when BillingMode is PROVISIONED")
@@ -53,17 +44,6 @@ def _throughput(body: dict, billing: str) -> tuple[int, int]:
         if pt[member] > MAX_THROUGHPUT:
             raise ValidationException(f"Given value {pt[member]} for {member} is out of bounds")
     return pt["ReadCapacityUnits"], pt["WriteCapacityUnits"]
-
-
-def _projection(index: dict) -> None:
-    projection = index["Projection"]
-    kind = projection.get("ProjectionType")
-    if kind is None:
-        raise invalid("Unknown ProjectionType: null")
-    if kind == "KEYS_ONLY" and projection.get("NonKeyAttributes"):
-        raise invalid("ProjectionType is KEYS_ONLY, but NonKeyAttributes is specified")
-    if kind == "ALL" and projection.get("NonKeyAttributes"):
-        raise invalid("ProjectionType is ALL, but NonKeyAttributes is specified")
 
 
 def _indexes(body: dict, types: dict[str, str], schema: KeySchema, billing: str) -> tuple[list[dict], list[dict]]:
@@ -74,7 +54,8 @@ def _indexes(body: dict, types: dict[str, str], schema: KeySchema, billing: str)
         if not lsis:
             raise invalid("List of LocalSecondaryIndexes is empty")
         if schema.range_name is None:
-            raise invalid("Table KeySchema does not have a range key, which is required when specifying a LocalSecondaryIndex")
+            raise invalid("Table KeySchema does not have a range key, which is required when specifying a "
+                          "LocalSecondaryIndex")
         if len(lsis) > 5:
             raise invalid("Number of LocalSecondaryIndexes exceeds per-table limit of 5")
         for i, lsi in enumerate(lsis, 1):
@@ -87,7 +68,7 @@ def _indexes(body: dict, types: dict[str, str], schema: KeySchema, billing: str)
             if index_schema.hash_name != schema.hash_name:
                 raise invalid(f"Index KeySchema does not have the same leading hash key as table KeySchema for index: "
                               f"{name}. index hash key: {index_schema.hash_name}, table hash key: {schema.hash_name}")
-            _projection(lsi)
+            check_projection(lsi)
             if name in names:
                 raise invalid(f"Duplicate index name: {name}")
             names.add(name)
@@ -99,11 +80,8 @@ def _indexes(body: dict, types: dict[str, str], schema: KeySchema, billing: str)
         for gsi in gsis:
             name = gsi["IndexName"]
             _key_schema(gsi["KeySchema"], types)
-            _projection(gsi)
-            if billing == "PAY_PER_REQUEST" and gsi.get("ProvisionedThroughput") is not None:
-                raise invalid(f"ProvisionedThroughput should not be specified for index: {name} when BillingMode is PAY_PER_REQUEST")
-            if billing == "PROVISIONED" and gsi.get("ProvisionedThroughput") is None:
-                raise invalid(f"ProvisionedThroughput must be specified for index: {name}")
+            check_projection(gsi)
+            check_gsi_throughput(gsi, billing)
             if name in names:
                 raise invalid(f"Duplicate index name: {name}")
             names.add(name)
@@ -146,7 +124,8 @@ def create_table(ctx: Context, body: dict) -> dict:
     extra = {k: body[k] for k in ("SSESpecification", "TableClass",
                                   "DeletionProtectionEnabled", "OnDemandThroughput", "WarmThroughput") if k in body}
     entry = ctx.db.create(
-        key, schema, region=ctx.region, account=ctx.account, key_schema=key_schema, attribute_definitions=definitions, billing_mode=billing,
+        key, schema, region=ctx.region, account=ctx.account, key_schema=key_schema,
+        attribute_definitions=definitions, billing_mode=billing,
         read_capacity=read, write_capacity=write, gsis=gsis, lsis=lsis,
         tags={t["Key"]: t["Value"] for t in tags}, extra=extra)
     build_indexes(entry.table, gsis, lsis, definitions, billing)
@@ -253,7 +232,8 @@ def delete_table(ctx: Context, body: dict) -> dict:
         return {"TableDescription": describe_deleted(entry)}
     transient.check_not_in_use(ctx, entry)
     if entry.extra.get("DeletionProtectionEnabled"):
-        raise ValidationException(f"Table '{entry.name}' can't be deleted while DeletionProtectionEnabled is set to True")
+        raise ValidationException(
+            f"Table '{entry.name}' can't be deleted while DeletionProtectionEnabled is set to True")
     stream_spec.disable(ctx, entry)  # its stream stays readable for 24 hours
     ctx.db.drop(entry.key)
     ctx.capacity.forget(entry.key)
@@ -294,7 +274,8 @@ def update_table(ctx: Context, body: dict) -> dict:
     pt = body.get("ProvisionedThroughput")
     if billing == "PAY_PER_REQUEST":
         if pt is not None:
-            raise invalid("Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is PAY_PER_REQUEST")
+            raise invalid("Neither ReadCapacityUnits nor WriteCapacityUnits can be specified when BillingMode is "
+                          "PAY_PER_REQUEST")
         read = write = 0
     elif pt is None:
         if entry.billing_mode != "PROVISIONED":
@@ -303,7 +284,8 @@ def update_table(ctx: Context, body: dict) -> dict:
     else:
         read, write = _throughput(body, "PROVISIONED")
         if entry.billing_mode == "PAY_PER_REQUEST":  # every index needs throughput (here or in a GSI update)
-            given = {u[a]["IndexName"] for u in body.get("GlobalSecondaryIndexUpdates") or [] for a in ("Update", "Delete")
+            given = {u[a]["IndexName"] for u in body.get("GlobalSecondaryIndexUpdates") or []
+                     for a in ("Update", "Delete")
                      if u.get(a) and (a == "Delete" or u[a].get("ProvisionedThroughput"))}
             for gsi in entry.gsis:
                 if gsi.get("ProvisionedThroughput") is None and gsi["IndexName"] not in given:
@@ -311,9 +293,12 @@ def update_table(ctx: Context, body: dict) -> dict:
         if (read, write) == (entry.read_capacity, entry.write_capacity) and billing == entry.billing_mode \
                 and len(changes) == 1:
             raise ValidationException(
-                "The provisioned throughput for the table will not change. The requested value equals the current value. "
-                f"Current ReadCapacityUnits provisioned for the table: {read}. Requested ReadCapacityUnits: {read}. "
-                f"Current WriteCapacityUnits provisioned for the table: {write}. Requested WriteCapacityUnits: {write}. "
+                "The provisioned throughput for the table will not change. "
+                "The requested value equals the current value. "
+                f"Current ReadCapacityUnits provisioned for the table: {read}. "
+                f"Requested ReadCapacityUnits: {read}. "
+                f"Current WriteCapacityUnits provisioned for the table: {write}. "
+                f"Requested WriteCapacityUnits: {write}. "
                 "Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.")
     if billing != entry.billing_mode:  # remembered for BillingModeSummary, also after switching back
         entry.pay_per_request_since = (ctx.wall_clock() if billing == "PAY_PER_REQUEST"

@@ -3,10 +3,10 @@ from __future__ import annotations
 
 import re
 
-from dynalocal.errors import AccessDeniedException, ResourceNotFoundException, ValidationException
 from dynalocal.capacity.registry import MODEL_TAG, PARTITIONS_TAG
-from dynalocal.storage.database import TableEntry
 from dynalocal.engine.context import Context
+from dynalocal.errors import AccessDeniedException, ResourceNotFoundException, ValidationException
+from dynalocal.storage.database import TableEntry
 
 MAX_TAGS = 50
 _TAG_TEXT = re.compile(r"[\w\s.:/=+\-@]*")  # AWS tagging convention: letters, digits, spaces, _ . : / = + - @
@@ -20,7 +20,7 @@ def _table_for_arn(ctx: Context, arn: str, operation: str) -> TableEntry:
         raise ValidationException(f"Invalid TableArn: Invalid ResourceArn provided as input {arn}")
     entry = ctx.db.tables.get(ctx.scope + parts[5][6:])
     if entry is None or entry.arn != arn:
-        if operation == "ListTagsOfResource":  # DynamoDB answers AccessDenied here (corrections §1)
+        if operation == "ListTagsOfResource":  # DynamoDB answers AccessDenied here (docs/behaviour/validation.md §6)
             raise AccessDeniedException(f"User: arn:aws:iam::{parts[4]}:root is not authorized to perform: "
                                         f"dynamodb:ListTagsOfResource on resource: {arn}")
         if operation == "UntagResource":

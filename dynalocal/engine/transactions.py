@@ -273,7 +273,7 @@ def transact_get_items(ctx: Context, body: dict) -> dict:
             reasons[i] = Cancelled("ValidationError", err.message)
             continue
         ident = (action.entry.name, action.key)
-        if ident in seen_keys:  # request-level, before any admission (corrections §1)
+        if ident in seen_keys:  # request-level, before any admission (docs/behaviour/validation.md §5)
             raise ValidationException("Transaction request cannot include multiple operations on one item")
         seen_keys.add(ident)
     for i, action in enumerate(planned):

@@ -9,10 +9,10 @@ at the table, against the injectable wall clock; with no delay nothing here runs
 """
 from __future__ import annotations
 
+from dynalocal.engine import index_updates
+from dynalocal.engine.context import Context
 from dynalocal.errors import ResourceInUseException
 from dynalocal.storage.database import TableEntry
-from dynalocal.engine.context import Context
-from dynalocal.engine import index_updates
 
 TRANSIENT = frozenset(("CREATING", "UPDATING"))
 _IN_USE = {"CREATING": "Table is being created", "UPDATING": "Table is being updated"}

@@ -6,11 +6,11 @@ Runs for every request after the JSON body is parsed and the operation is known.
 order it raises:
 
 1. SerializationException (member `Message`) for the first JSON type mismatch in *document order*
-   (texts of spec types-and-items.md §6). Two mismatches are coerced in place, as DynamoDB does:
+   (docs/behaviour/validation.md §4). Two mismatches are coerced in place, as DynamoDB does:
    Boolean members given "true"/"false"/"1"/"0"/"yes"/"no" (any case) become bools, and
    Integer/Long members given non-integral numbers are truncated. So `body` may be modified.
 2. An invalid top-level TableName: only its own constraint errors, in the constraint form
-   (spec corrections.md §1: `Value '' ... length greater than or equal to 1` for the TableArn
+   (docs/behaviour/validation.md §1: `Value '' ... length greater than or equal to 1` for the TableArn
    shape's minimum, else pattern / `>= 3` / `<= 255`); a missing one is `Value null ...`, or for
    CreateTable `The parameter 'TableName' is required but was not present in the request`.
 3. Model constraints (required, enum, length, pattern, range), up to 10 collected into one
@@ -41,22 +41,23 @@ Unclear-spec choices (see also shapes.py):
 * DynamoDB's own forms: BatchGetItem's per-table Keys over 100 is `Value at
   'RequestItems.<t>.member.Keys' ...` (no value, capitalised path); `RequestItems: {}` is `The
   requestItems parameter is required for BatchGetItem` (BatchWriteItem likewise).
-* Order of several errors: model member order (ProvisionedThroughput: write before read, per the
-  spec example); within a string, pattern then min length then max length. Lengths count UTF-16
+* Order of several errors: model member order (ProvisionedThroughput: write before read,
+  docs/behaviour/validation.md §2); within a string, pattern then min length then max length. Lengths count UTF-16
   code units (Java String.length()).
 * A null element of a (non-AttributeValue) list or map is reported as `Value null at
   '<path>.<i>.member' failed to satisfy constraint: Member must not be null`.
 * Map constraints: `Map keys/value must satisfy constraint: [...]` at the map's path, once per
-  failing entry, listing all the key/value constraints (max length before min length, as in the
-  spec's BatchWriteItem example). Keys of AttributeValue maps (Key, Item, ...) are not checked.
+  failing entry, listing all the key/value constraints (max length before min length,
+  docs/behaviour/validation.md §2). Keys of AttributeValue maps (Key, Item, ...) are not checked.
 """
 from __future__ import annotations
 
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any
 
-from dynalocal.errors import SerializationException, ValidationException
 from dynalocal.engine import shapes
 from dynalocal.engine.shapes import Node, render
+from dynalocal.errors import SerializationException, ValidationException
 
 __all__ = ["validate", "compile_operation"]
 
@@ -178,7 +179,7 @@ def _constraint_list(node: Node) -> list[str]:
         return _ARN_KEY_CONSTRAINTS
     if node.table == "name":
         return _TABLE_KEY_CONSTRAINTS
-    out = []
+    out: list[str] = []
     if node.kind in _NUMERIC:
         if node.max is not None:
             out.append(_val_max(node.max))
@@ -251,11 +252,11 @@ class _Gen:
         elif kind == "list":
             if own:
                 self.length(node, v, path, ind)
-            self.list(node, v, path, ind)
+            self.list_value(node, v, path, ind)
         elif kind == "map":
             if own:
                 self.length(node, v, path, ind)
-            self.map(node, v, path, ind)
+            self.map_value(node, v, path, ind)
 
     def length(self, node: Node, v: str, path: list, ind: int) -> None:
         if node.min is not None:
@@ -278,7 +279,7 @@ class _Gen:
         if node.enum is not None:
             self.emit(ind, f"if {v} not in {self.const(node.enum_set)}:")
             self.err(ind + 1, v, path, _enum(node.enum))
-        if node.pattern is not None:
+        if node.regex is not None and node.pattern is not None:
             self.emit(ind, f"if {self.const(node.regex.fullmatch)}({v}) is None:")
             self.err(ind + 1, v, path, _pattern(node.pattern))
         self.string_length(node.min, node.max, v, path, ind)
@@ -306,7 +307,7 @@ class _Gen:
 
     def table_name(self, node: Node, v: str, path: list, ind: int, top: bool) -> None:
         """Table name or ARN. At top level its errors go to `tn`: when the name is invalid DynamoDB
-        reports only the tableName constraints (corrections §1)."""
+        reports only the tableName constraints (docs/behaviour/validation.md §1)."""
         lo, hi = shapes.TABLE_NAME_MIN, shapes.TABLE_NAME_MAX
         sink = "tn" if top else "errs"
         if node.table == "arn":
@@ -375,8 +376,9 @@ class _Gen:
             self.emit(ind + 1, f"{count} += 1")
         self.value(child, x, mpath, ind + 1, top=top and wire == "TableName")
 
-    def list(self, node: Node, v: str, path: list, ind: int) -> None:
+    def list_value(self, node: Node, v: str, path: list, ind: int) -> None:
         elem = node.elem
+        assert elem is not None  # a list node always has its element shape
         if elem.kind == "av":
             return
         i, e = self.var("i"), self.var("e")
@@ -387,8 +389,9 @@ class _Gen:
         self.emit(ind + 1, "else:")
         self.value(elem, e, epath, ind + 2)
 
-    def map(self, node: Node, v: str, path: list, ind: int) -> None:
+    def map_value(self, node: Node, v: str, path: list, ind: int) -> None:
         key, value = node.key, node.value
+        assert key is not None and value is not None  # a map node always has both shapes
         key_checked = bool(key.table or key.pattern or key.enum or key.min or key.max) and value.kind != "av"
         if value.kind == "av" and not key_checked:
             return
@@ -437,7 +440,7 @@ class _Gen:
 
     def fails_expr(self, node: Node, x: str) -> str:
         """A boolean expression: does scalar/collection `x` break any of node's own constraints?"""
-        conds = []
+        conds: list[str] = []
         kind = node.kind
         if kind in _NUMERIC:
             if node.min is not None:
@@ -452,7 +455,7 @@ class _Gen:
         elif kind == "string":
             if node.enum is not None:
                 conds.append(f"{x} not in {self.const(node.enum_set)}")
-            if node.pattern is not None:
+            if node.regex is not None:
                 conds.append(f"{self.const(node.regex.fullmatch)}({x}) is None")
             if node.min:
                 conds.append(f"_jl({x}) < {node.min}")

@@ -5,7 +5,7 @@ the same expression text; names are looked up per request when the tree is bound
 """
 from __future__ import annotations
 
-from typing import Union
+from collections.abc import Iterator
 
 from dynalocal.expressions.frozen import Frozen
 from dynalocal.expressions.frozen import set_field as _set
@@ -19,6 +19,8 @@ class Path(Frozen):
     """
 
     __slots__ = __match_args__ = ("elements", "placeholders")
+    elements: tuple
+    placeholders: bool
 
     def __init__(self, elements: tuple, placeholders: bool = True) -> None:
         _set(self, "elements", elements)
@@ -29,6 +31,7 @@ class Value(Frozen):
     """An ExpressionAttributeValues placeholder such as `:v`."""
 
     __slots__ = __match_args__ = ("name",)
+    name: str
 
     def __init__(self, name: str) -> None:
         _set(self, "name", name)
@@ -38,6 +41,7 @@ class Const(Frozen):
     """A literal AttributeValue (legacy parameters carry values inline)."""
 
     __slots__ = __match_args__ = ("av",)
+    av: dict
 
     def __init__(self, av: dict) -> None:
         _set(self, "av", av)
@@ -47,6 +51,8 @@ class Call(Frozen):
     """A function call: size, begins_with, if_not_exists, ..."""
 
     __slots__ = __match_args__ = ("name", "args")
+    name: str
+    args: tuple
 
     def __init__(self, name: str, args: tuple) -> None:
         _set(self, "name", name)
@@ -57,6 +63,9 @@ class Arith(Frozen):
     """`left + right` or `left - right` in an UpdateExpression SET action."""
 
     __slots__ = __match_args__ = ("op", "left", "right")
+    op: str
+    left: Operand
+    right: Operand
 
     def __init__(self, op: str, left: Operand, right: Operand) -> None:
         _set(self, "op", op)
@@ -64,13 +73,16 @@ class Arith(Frozen):
         _set(self, "right", right)
 
 
-Operand = Union[Path, Value, Const, Call, Arith]
+Operand = Path | Value | Const | Call | Arith
 
 
 class Compare(Frozen):
     """`left op right` with op one of = <> < <= > >=."""
 
     __slots__ = __match_args__ = ("op", "left", "right")
+    op: str
+    left: Operand
+    right: Operand
 
     def __init__(self, op: str, left: Operand, right: Operand) -> None:
         _set(self, "op", op)
@@ -82,6 +94,9 @@ class Between(Frozen):
     """`subject BETWEEN low AND high`."""
 
     __slots__ = __match_args__ = ("subject", "low", "high")
+    subject: Operand
+    low: Operand
+    high: Operand
 
     def __init__(self, subject: Operand, low: Operand, high: Operand) -> None:
         _set(self, "subject", subject)
@@ -93,6 +108,8 @@ class In(Frozen):
     """`subject IN (options...)`."""
 
     __slots__ = __match_args__ = ("subject", "options")
+    subject: Operand
+    options: tuple
 
     def __init__(self, subject: Operand, options: tuple) -> None:
         _set(self, "subject", subject)
@@ -103,6 +120,7 @@ class And(Frozen):
     """Two or more conditions joined by AND (chains are kept flat)."""
 
     __slots__ = __match_args__ = ("items",)
+    items: tuple
 
     def __init__(self, items: tuple) -> None:
         _set(self, "items", items)
@@ -112,6 +130,7 @@ class Or(Frozen):
     """Two or more conditions joined by OR (chains are kept flat)."""
 
     __slots__ = __match_args__ = ("items",)
+    items: tuple
 
     def __init__(self, items: tuple) -> None:
         _set(self, "items", items)
@@ -121,18 +140,22 @@ class Not(Frozen):
     """`NOT operand`."""
 
     __slots__ = __match_args__ = ("operand",)
+    operand: Cond
 
     def __init__(self, operand: Cond) -> None:
         _set(self, "operand", operand)
 
 
-Cond = Union[Compare, Between, In, And, Or, Not, Call]
+Cond = Compare | Between | In | And | Or | Not | Call
 
 
 class Action(Frozen):
     """One update action. clause is SET, REMOVE, ADD or DELETE; value is None for REMOVE."""
 
     __slots__ = __match_args__ = ("clause", "path", "value")
+    clause: str
+    path: Path
+    value: Operand | None
 
     def __init__(self, clause: str, path: Path, value: Operand | None = None) -> None:
         _set(self, "clause", clause)
@@ -144,6 +167,8 @@ class UpdateExpr(Frozen):
     """All actions in textual order; `legacy` marks AttributeUpdates (different error texts)."""
 
     __slots__ = __match_args__ = ("actions", "legacy")
+    actions: tuple
+    legacy: bool
 
     def __init__(self, actions: tuple, legacy: bool = False) -> None:
         _set(self, "actions", actions)
@@ -169,7 +194,7 @@ def format_path(elements: tuple) -> str:
     return "[" + ", ".join(f"[{e}]" if isinstance(e, int) else e for e in elements) + "]"
 
 
-def iter_paths(node: object):
+def iter_paths(node: object) -> Iterator[Path]:
     """Every Path in a condition or operand tree, in textual order."""
     if isinstance(node, Path):
         yield node

@@ -7,7 +7,7 @@ values, BETWEEN bounds, distinct operands, overlapping update paths).
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from dynalocal.errors import ValidationException
 from dynalocal.expressions import ast as A
@@ -200,13 +200,13 @@ def _orderable_check(param: str, label: str, operands: tuple) -> BindCheck:
     def check(names: dict, values: dict) -> None:
         for node in operands:
             if isinstance(node, (A.Value, A.Const)):
-                t = static_type(node, values)
-                if t not in _ORDERED_TYPES:
+                t = static_type(node, values)  # a str for values and constants
+                if t is not None and t not in _ORDERED_TYPES:
                     raise _operand_type_error(param, f"operator: {label}", LONG_NAMES[t])
     return check
 
 
-def bind_checks_condition(tree: object, param: str, out: list | None = None) -> list[BindCheck]:
+def bind_checks_condition(tree: A.Cond, param: str, out: list | None = None) -> list[BindCheck]:
     """Per-request checks for a condition tree, in textual order."""
     out = [] if out is None else out
     if isinstance(tree, (A.And, A.Or)):
@@ -217,6 +217,7 @@ def bind_checks_condition(tree: object, param: str, out: list | None = None) -> 
     elif isinstance(tree, A.Call):
         _call_checks(tree, param, out)
     else:
+        operands: tuple[A.Operand, ...]
         if isinstance(tree, A.Compare):
             operands, label = (tree.left, tree.right), tree.op
         elif isinstance(tree, A.Between):
@@ -246,7 +247,8 @@ def overlap_error(param: str, paths: list[tuple]) -> ValidationException | None:
                     continue
                 if isinstance(a, int) != isinstance(b, int):
                     return _fail(param, "Two document paths conflict with each other; must remove or rewrite one "
-                                        f"of these paths; path one: {format_path(first)}, path two: {format_path(second)}")
+                                        f"of these paths; path one: {format_path(first)}, "
+                                        f"path two: {format_path(second)}")
                 break
             else:
                 return _fail(param, "Two document paths overlap with each other; must remove or rewrite one of "

@@ -12,7 +12,7 @@ the order the full path would, so it gets the same answer and the same first err
 
 "1 validation error detected: " prefix: current AWS prepends it for PutItem, UpdateItem and
 DeleteItem to the empty ExpressionAttributeNames/Values messages; unused names/values and empty
-expressions carry no prefix (spec corrections.md §1, the parity suite run against AWS).
+expressions carry no prefix (docs/behaviour/validation.md §3, the parity suite run against AWS).
 """
 from __future__ import annotations
 

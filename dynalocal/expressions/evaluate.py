@@ -6,7 +6,7 @@ Type mismatches and missing attributes make comparisons false, never errors.
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from dynalocal.expressions import ast as A
 from dynalocal.expressions.ast import resolve_path
@@ -42,6 +42,7 @@ def compile_operand(node: object) -> Getter:
         av = node.av
         return lambda item, names, values: av
     # size() is the only value function allowed in conditions
+    assert isinstance(node, A.Call)  # Arith is an update-only operand (checks.py)
     inner = compile_operand(node.args[0])
 
     def size_of(item: dict, names: dict, values: dict) -> dict | None:
@@ -130,7 +131,10 @@ def _compile_function(call: A.Call) -> Predicate:
     if name == "attribute_type":
         def has_type(item: dict, names: dict, values: dict) -> bool:
             av = first(item, names, values)
-            return av is not None and tag_of(av) == second(item, names, values)["S"]
+            if av is None:
+                return False
+            wanted = second(item, names, values)  # a :value, always present
+            return wanted is not None and tag_of(av) == wanted["S"]
         return has_type
     test = begins_with if name == "begins_with" else contains
 
@@ -172,6 +176,7 @@ def compile_condition(tree: object) -> Predicate:
         return _compile_between(tree)
     if isinstance(tree, A.In):
         return _compile_in(tree)
+    assert isinstance(tree, A.Call)  # the one other condition node
     return _compile_function(tree)
 
 

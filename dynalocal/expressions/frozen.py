@@ -15,7 +15,7 @@ class FrozenInstanceError(AttributeError):
 class Frozen:
     """Base class: fields are the subclass's __slots__; equality, hash and repr as a dataclass's."""
 
-    __slots__ = ()
+    __slots__: tuple[str, ...] = ()
 
     def __setattr__(self, name: str, value: object) -> None:
         raise FrozenInstanceError(f"cannot assign to field {name!r}")

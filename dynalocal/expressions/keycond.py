@@ -60,6 +60,8 @@ def key_leaves(tree: object) -> list[tuple]:
             leaves.append(_leaf(node.left, (node.right,), _OPS[op], None))
         elif isinstance(node, A.Between):
             leaves.append(_leaf(node.subject, (node.low, node.high), "BETWEEN", "BETWEEN"))
+        elif not isinstance(node, A.Call):  # the parser builds no other condition node
+            raise TypeError(f"unexpected condition node {node!r}")
         elif node.name in _NOT_ALLOWED:
             raise _error(f"Invalid operator used in KeyConditionExpression: {node.name}")
         else:  # begins_with (size as a whole condition was rejected earlier)
@@ -93,7 +95,8 @@ class KeyCondition:
         hash_op, hash_avs = by_name.pop(hash_name)
         if hash_op != "EQ":
             raise _error("Query key condition not supported")
-        range_op, range_avs = None, []
+        range_op: str | None = None
+        range_avs: list[dict] = []
         if by_name:
             ((name, (range_op, range_avs)),) = by_name.items()
             if range_name is None:

@@ -7,9 +7,9 @@ top-level paths. Attribute names here are literal: no placeholders, no document 
 from __future__ import annotations
 
 from dynalocal.errors import ValidationException, invalid
-from dynalocal.values.attributes import validate_value
 from dynalocal.expressions import ast as A
 from dynalocal.expressions.semantics import SETS, order, tag_of
+from dynalocal.values.attributes import validate_value
 
 _ARG_COUNTS = {"EQ": 1, "NE": 1, "LE": 1, "LT": 1, "GE": 1, "GT": 1, "CONTAINS": 1, "NOT_CONTAINS": 1,
                "BEGINS_WITH": 1, "NULL": 0, "NOT_NULL": 0, "BETWEEN": 2}

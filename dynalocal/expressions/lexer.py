@@ -26,6 +26,10 @@ class Token(Frozen):
     """One token: its kind, its text and its [start, end) offsets in the source."""
 
     __slots__ = __match_args__ = ("kind", "text", "start", "end")
+    kind: str
+    text: str
+    start: int
+    end: int
 
     def __init__(self, kind: str, text: str, start: int, end: int) -> None:
         set_field(self, "kind", kind)

@@ -50,13 +50,13 @@ class _Frame:
     __slots__ = ("ors", "ands", "nots", "items", "pure")
 
     def __init__(self) -> None:
-        self.ors: list = []
-        self.ands: list = []
+        self.ors: list[A.Cond] = []
+        self.ands: list[A.Cond] = []
         self.nots = 0
         self.items = 0
         self.pure = False  # exactly one primary, itself a parenthesised group, no operators
 
-    def add(self, node: object, is_group: bool) -> None:
+    def add(self, node: A.Cond, is_group: bool) -> None:
         if self.nots:
             for _ in range(self.nots):
                 node = A.Not(node)
@@ -71,7 +71,7 @@ class _Frame:
         self.ands = []
         self.pure = False
 
-    def finish(self) -> object:
+    def finish(self) -> A.Cond:
         self.close_and()
         return self.ors[0] if len(self.ors) == 1 else A.Or(tuple(self.ors))
 
@@ -181,7 +181,7 @@ class Parser:
             self.record(f"The document path has too many nesting levels; nesting levels: {len(elements)}")
         return A.Path(tuple(elements))
 
-    def parse_operand(self) -> object:
+    def parse_operand(self) -> A.Operand:
         """path | :value | function(operand, ...)."""
         tok = self.peek()
         if tok.kind == ATTR_VALUE:
@@ -247,7 +247,7 @@ class Parser:
             else:
                 raise self.syntax_error()
 
-    def parse_predicate(self) -> object:
+    def parse_predicate(self) -> A.Cond:
         """comparison | BETWEEN | IN | function call."""
         left = self.parse_operand()
         tok = self.peek()

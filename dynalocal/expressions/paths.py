@@ -6,6 +6,8 @@ container on first write, so untouched parts stay shared with the original item.
 """
 from __future__ import annotations
 
+from typing import Any
+
 from dynalocal.errors import ValidationException
 
 INVALID_FOR_UPDATE = "The document path provided in the update expression is invalid for update"
@@ -35,7 +37,8 @@ class Writer:
         self.root = dict(item)
         self._owned: set[int] = set()
 
-    def _own(self, container: dict | list, key: str | int, tag: str) -> dict | list:
+    # Containers are dicts (str steps) or lists (int steps) as the path says: typed Any here.
+    def _own(self, container: Any, key: str | int, tag: str) -> Any:
         """The inner map/list of container[key] as a private copy (tag says which)."""
         inner = container[key][tag]
         if id(inner) not in self._owned:
@@ -44,9 +47,9 @@ class Writer:
             self._owned.add(id(inner))
         return inner
 
-    def parent(self, path: tuple) -> dict | list | None:
+    def parent(self, path: tuple) -> Any:
         """The private container holding path[-1], or None when a step is missing or mistyped."""
-        container: dict | list = self.root
+        container: Any = self.root
         for i in range(len(path) - 1):
             step, nxt = path[i], path[i + 1]
             if isinstance(step, str):

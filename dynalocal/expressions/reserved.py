@@ -53,8 +53,3 @@ RESERVED: frozenset[str] = frozenset("""
     VALUE VALUED VALUES VARCHAR VARIABLE VARIANCE VARINT VARYING VIEW VIEWS VIRTUAL VOID WAIT
     WHEN WHENEVER WHERE WHILE WINDOW WITH WITHIN WITHOUT WORK WRAPPED WRITE YEAR ZONE
 """.split())
-
-
-def is_reserved(name: str) -> bool:
-    """True if a bare name collides with a reserved word (any letter case)."""
-    return name.upper() in RESERVED

@@ -9,7 +9,6 @@ from base64 import b64decode
 
 from dynalocal.values import numbers
 
-SCALARS = frozenset(("S", "N", "B"))
 SETS = frozenset(("SS", "NS", "BS"))
 _TEXT_EQUAL = frozenset(("S", "N", "B", "BOOL", "NULL"))
 LONG_NAMES = {

@@ -6,15 +6,15 @@ last, highest list index first, so indexes always refer to the original position
 """
 from __future__ import annotations
 
-from typing import Callable
+from collections.abc import Callable
 
 from dynalocal.errors import ValidationException, invalid
-from dynalocal.values import numbers
 from dynalocal.expressions import ast as A
 from dynalocal.expressions.evaluate import compile_path
 from dynalocal.expressions.paths import INVALID_FOR_UPDATE, Writer, get
 from dynalocal.expressions.projection import build_trie, project
 from dynalocal.expressions.semantics import tag_of
+from dynalocal.values import numbers
 
 MISSING = "The provided expression refers to an attribute that does not exist in the item"
 BAD_TYPE = "An operand in the update expression has an incorrect data type"
@@ -72,6 +72,7 @@ def compile_value(node: object) -> Evaluator:
                 raise ValidationException(BAD_TYPE)
             return {"N": op(a["N"], b["N"])}
         return arith
+    assert isinstance(node, A.Call)  # checks.py admits no other SET operand
     if node.name == "if_not_exists":
         getter = compile_path(node.args[0])
         default = compile_value(node.args[1])
@@ -134,14 +135,19 @@ class UpdateResult:
         return project(new_item or {}, build_trie(self._new_paths))
 
 
+def _no_value(item: dict, names: dict, values: dict) -> dict:
+    """A REMOVE action's evaluator: never called (REMOVE has no operand)."""
+    raise AssertionError("REMOVE has no value")
+
+
 class UpdatePlan:
     """A compiled update, shared by all requests with the same expression text."""
 
     __slots__ = ("actions", "legacy", "creates")
 
     def __init__(self, tree: A.UpdateExpr) -> None:
-        self.actions = [(a.clause, a.path, compile_value(a.value) if a.value is not None else None)
-                        for a in tree.actions]
+        self.actions: list[tuple[str, A.Path, Evaluator]] = [
+            (a.clause, a.path, compile_value(a.value) if a.value is not None else _no_value) for a in tree.actions]
         self.legacy = tree.legacy
         # An update made only of removals does not create a missing item.
         self.creates = not tree.actions or any(a.clause in ("SET", "ADD") for a in tree.actions)

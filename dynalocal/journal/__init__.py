@@ -1,1 +1,2 @@
-"""Everything on disk: the write-ahead log, snapshots, stream and table-metadata files, recovery, repair, group commit and rollback."""
+"""Everything on disk: the write-ahead log, snapshots, stream and table-metadata files, recovery,
+repair, group commit and rollback."""

@@ -31,8 +31,8 @@ import logging
 import os
 import threading
 from collections import deque
+from collections.abc import Callable
 from time import monotonic
-from typing import Callable
 
 from dynalocal.journal.wal import LogWriter
 
@@ -55,7 +55,7 @@ class Ticket:
         self.error: BaseException | None = None
         self._callbacks: list[Callable[[Ticket], None]] = []
 
-    def add_done_callback(self, callback: Callable[["Ticket"], None]) -> None:
+    def add_done_callback(self, callback: Callable[[Ticket], None]) -> None:
         if self.done:
             callback(self)
         else:
@@ -152,7 +152,8 @@ class GroupCommit:
         joined = self._joined
         if self.mode == "batch" and joined != self._seen and monotonic() < self._deadline and self.batch:
             self._seen = joined
-            self._loop.call_soon(self._watch)  # type: ignore[union-attr]
+            assert self._loop is not None  # _watch is scheduled on it
+            self._loop.call_soon(self._watch)
             return
         self._watching = False
         self.flush()
@@ -275,4 +276,5 @@ class GroupCommit:
                     error = err
                 self._synced = mark[0]
                 self.syncs += 1
-            self._loop.call_soon_threadsafe(self._settle, mark, error, epoch)  # type: ignore[union-attr]
+            assert self._loop is not None  # set by the first write that waits
+            self._loop.call_soon_threadsafe(self._settle, mark, error, epoch)

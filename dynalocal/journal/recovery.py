@@ -16,15 +16,15 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
+from dynalocal.journal.snapshot import load, snapshots
+from dynalocal.journal.streamlog import load_snapshot as load_streams
+from dynalocal.journal.streamlog import remove_older as remove_older_streams
+from dynalocal.journal.tablemeta import rebuild_indexes, restore_meta
+from dynalocal.journal.wal import DELETE, DROP, MAGIC, META, PUT, STREAM, Entry, decode_group, scan_segment, segments
 from dynalocal.storage.database import Database
 from dynalocal.storage.mutation import RECOVERY, Mutation
 from dynalocal.storage.partition import Record
-from dynalocal.journal.snapshot import load, snapshots
 from dynalocal.storage.table import Table
-from dynalocal.journal.tablemeta import rebuild_indexes, restore_meta
-from dynalocal.journal.streamlog import load_snapshot as load_streams
-from dynalocal.journal.streamlog import remove_older as remove_older_streams
-from dynalocal.journal.wal import DELETE, DROP, MAGIC, META, PUT, STREAM, Entry, decode_group, scan_segment, segments
 
 log = logging.getLogger("dynalocal.durability")
 
@@ -81,7 +81,7 @@ class Replayer:
                 changes = pending.get(name)
                 if changes is None:
                     changes = pending[name] = {}
-                changes[a] = b  # type: ignore[index]
+                changes[a] = b  # type: ignore[index]  # a: the item key (only DROP has no payload)
             elif kind == STREAM:  # independent of item coalescing: replayed in log order, idempotently
                 self.db.streams.replay(name, a)  # type: ignore[arg-type]
             else:
@@ -164,8 +164,8 @@ def _recover(directory: Path, db: Database) -> Recovery:
     segs = [(g, p) for g, p in segments(directory) if base is None or g >= base]
     replayer = Replayer(db)
     empty: list[Path] = []
-    torn = None
-    for i, (generation, path) in enumerate(segs):
+    torn: tuple[Path, int, int, str, int] | None = None  # the damaged tail to cut: _cut's arguments
+    for i, (_generation, path) in enumerate(segs):
         scan = scan_segment(path)
         if scan.problem is not None and (scan.resume is not None or i < len(segs) - 1):
             raise LogDamaged(directory, path.name, scan.good_end, scan.problem, scan.resume)
@@ -180,16 +180,15 @@ def _recover(directory: Path, db: Database) -> Recovery:
         if not scan.groups and scan.problem is None:
             empty.append(path)  # an empty segment (a start-up without writes): it holds nothing to keep
         if scan.problem is not None:
-            torn = (path, scan)
+            torn = (path, scan.good_end, scan.file_size, scan.problem, len(scan.groups))
     # Only now, with the whole log read and found recoverable, is anything in the directory changed.
     for path in empty:
         path.unlink()
     if torn is not None:
-        path, scan = torn
-        result.problems.append(_cut(path, scan.good_end, scan.file_size, scan.problem, len(scan.groups)))  # type: ignore[arg-type]
+        result.problems.append(_cut(*torn))
     replayer.flush()
     result.skipped = replayer.skipped
-    for generation, path in snaps[:-1] + [s for s in segments(directory) if base is not None and s[0] < base]:
+    for _generation, path in snaps[:-1] + [s for s in segments(directory) if base is not None and s[0] < base]:
         path.unlink()  # superseded by the newest snapshot
     for entry in db.tables.values():
         rebuild_indexes(entry)

@@ -7,18 +7,25 @@ by putting back the table entry and the metadata last logged for it.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, Protocol
 
-from dynalocal.storage.database import TableEntry
-from dynalocal.storage.mutation import ROLLBACK, Mutation
 from dynalocal.journal.tablemeta import rebuild_indexes, restore_meta
+from dynalocal.storage.database import Database, TableEntry
+from dynalocal.storage.mutation import ROLLBACK, Mutation
 from dynalocal.storage.ttl import ExpiryIndex
-from dynalocal.engine.context import Context
 
 # A note of how to undo a change that is not an item write: ("table", name, entry before, metadata
 # before) or ("token", ClientRequestToken, None, None). Item writes, as the journal collects them
 # (`(table, key, new record, old record)`), carry what undoes them: the old record.
 Undo = tuple[str, Any, Any, Any]
+
+
+class Server(Protocol):
+    """What an undo changes of a server (an engine Context)."""
+
+    db: Database
+    tokens: dict  # ClientRequestToken -> the transaction's idempotency record
+    expiry: dict[str, ExpiryIndex]  # table name -> its TTL index
 
 
 def table_undo(name: str, entry: TableEntry | None, meta: bytes | None) -> Undo:
@@ -29,7 +36,7 @@ def token_undo(token: str) -> Undo:
     return ("token", token, None, None)
 
 
-def undo(ctx: Context, changes: list) -> None:
+def undo(ctx: Server, changes: list) -> None:
     """Undo a journal batch's changes (item writes and Undo notes; log records are skipped),
     newest first (a later change may build on an earlier one)."""
     for first, a, b, c in reversed(changes):
@@ -43,27 +50,28 @@ def undo(ctx: Context, changes: list) -> None:
             first.apply(Mutation(a, c, origin=ROLLBACK))
 
 
-def _undo_table(ctx: Context, name: str, entry: TableEntry | None, meta: bytes | None) -> None:
+def _undo_table(ctx: Server, name: str, entry: TableEntry | None, meta: bytes | None) -> None:
     tables = ctx.db.tables
     if entry is None:  # created by the undone request
         ctx.db.drop(name)
     else:
         tables[name] = entry  # dropped or replaced by the undone request: the old one is back
         indexes = (entry.gsis, entry.lsis)
-        restore_meta(ctx.db, name, meta)  # type: ignore[arg-type]
+        assert meta is not None  # saved together with the entry
+        restore_meta(ctx.db, name, meta)
         if (entry.gsis, entry.lsis) != indexes:
             rebuild_indexes(entry)
     _follow_ttl(ctx, name, tables.get(name))
 
 
-def _follow_ttl(ctx: Context, name: str, entry: TableEntry | None) -> None:
+def _follow_ttl(ctx: Server, name: str, entry: TableEntry | None) -> None:
     """Make the table's expiry index match its (restored) TTL setting."""
     current = ctx.expiry.get(name)
     wanted = entry.ttl_attribute if entry is not None else None
-    if current is not None and (wanted is None or current.table is not entry.table  # type: ignore[union-attr]
+    if current is not None and (entry is None or wanted is None or current.table is not entry.table
                                 or current.attribute != wanted):
         current.detach()
         del ctx.expiry[name]
         current = None
-    if current is None and wanted is not None:
-        ctx.expiry[name] = ExpiryIndex(entry.table, wanted)  # type: ignore[union-attr]
+    if current is None and entry is not None and wanted is not None:
+        ctx.expiry[name] = ExpiryIndex(entry.table, wanted)

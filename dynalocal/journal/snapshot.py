@@ -21,15 +21,15 @@ import re
 import struct
 import sys
 from array import array
+from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
-from typing import Iterator
 
+from dynalocal.journal.tablemeta import encode_meta, restore_meta
+from dynalocal.journal.wal import FRAME, frame, fsync_directory, read_frames
 from dynalocal.storage.database import Database, TableEntry
 from dynalocal.storage.mutation import RECOVERY, Mutation
-from dynalocal.journal.tablemeta import encode_meta, restore_meta
-from dynalocal.journal.wal import FRAME, fsync_directory, frame, read_frames
 
 MAGIC = b"DLSNAP\x00\x01"
 CHUNK_ITEMS = 8192
@@ -80,7 +80,8 @@ class Image:
                 entry = db.tables.get(name)  # re-partitioned or replaced while copying: start again
 
     @staticmethod
-    def _capture_table(db: Database, name: str, entry: TableEntry, chunk: int):
+    def _capture_table(db: Database, name: str, entry: TableEntry,
+                       chunk: int) -> Generator[None, None, _TableImage | None]:
         table = entry.table
         partitions = table.partitions
         image = _TableImage(name, encode_meta(entry))
@@ -102,7 +103,7 @@ class Image:
         return image
 
 
-def _u32_array(values) -> bytes:
+def _u32_array(values: Iterable[int]) -> bytes:
     out = array("I", values)
     if _BIG_ENDIAN:
         out.byteswap()
@@ -177,7 +178,7 @@ def _fill(entry: TableEntry, parts: dict[int, tuple[list, list]]) -> None:
         part = table.partitions[index] if index < len(table.partitions) else None
         inside = part is not None and not len(part) and all(
             part.lo <= int.from_bytes(k[:8], "big") < part.hi for k in (keys[0], keys[-1]))
-        if inside:
+        if part is not None and inside:
             part.load(keys, records)  # keys arrive sorted: one linear build
         else:
             for key, record in zip(keys, records):

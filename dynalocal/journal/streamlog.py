@@ -10,11 +10,12 @@ from __future__ import annotations
 
 import os
 import struct
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Iterator
 
-from dynalocal.storage.streamrecord import pack_record
 from dynalocal.journal.wal import frame, fsync_directory, read_frames
+from dynalocal.storage.streamrecord import pack_record
+from dynalocal.storage.streams import StreamRegistry
 
 MAGIC = b"DLSTRM\x00\x01"
 
@@ -50,7 +51,7 @@ def write_snapshot(captured: list[tuple[str, list]], directory: Path, generation
     fsync_directory(directory)
 
 
-def load_snapshot(directory: Path, generation: int | None, registry) -> None:
+def load_snapshot(directory: Path, generation: int | None, registry: StreamRegistry) -> None:
     """Replay `streams-<generation>.dat` into the registry (absent file: no streams then)."""
     from dynalocal.journal.snapshot import SnapshotError  # here: snapshot imports the catalog, which imports streams
 

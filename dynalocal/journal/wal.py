@@ -24,9 +24,9 @@ import os
 import re
 import struct
 import zlib
+from collections.abc import Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import Iterator
 
 from dynalocal.storage.partition import Record
 
@@ -233,7 +233,6 @@ class LogWriter:
         self.directory = directory
         self.generation = generation
         self.position = 0
-        self.segment_bytes = 0
         self._cut_pending: int | None = None  # an offset the file must be cut back to before the next append
         self.fd, self.offset = self._open(generation)
         self.mark = (0, self.offset)
@@ -278,7 +277,6 @@ class LogWriter:
             self._try_cut(before)
             raise
         self.offset = before + len(data)
-        self.segment_bytes += len(data)
         self.position += len(data)
         self.mark = (self.position, self.offset)
         return self.position
@@ -287,7 +285,6 @@ class LogWriter:
         """Truncate the current segment back to `offset` (the end of a whole frame); raises if it cannot."""
         os.ftruncate(self.fd, offset)
         self._cut_pending = None
-        self.segment_bytes -= max(0, self.offset - offset)
         self.offset = offset
         self.mark = (self.position, offset)
 
@@ -306,7 +303,6 @@ class LogWriter:
         fd, size = self._open(generation)
         os.close(self.fd)
         self.fd, self.offset, self.generation = fd, size, generation
-        self.segment_bytes = 0
         self.mark = (self.position, size)
 
     def close(self) -> None:

@@ -12,9 +12,9 @@ import uuid
 from dataclasses import dataclass, field
 from typing import Any
 
-from dynalocal.values.keys import KeySchema
 from dynalocal.storage.streams import StreamRegistry
 from dynalocal.storage.table import Table
+from dynalocal.values.keys import KeySchema
 
 ACCOUNT = "000000000000"
 REGION = "us-east-1"

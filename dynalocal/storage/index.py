@@ -12,19 +12,28 @@ partitions; LSIs share the table's partition key and hence its tokens.
 from __future__ import annotations
 
 import math
-from typing import Iterable
+from collections.abc import Iterable
 
 import orjson
 
-from dynalocal.errors import ValidationException, invalid
-from dynalocal.values.blob import dumps
 from dynalocal.capacity import write_units
-from dynalocal.values.keys import (HASH_TOO_BIG, MAX_HASH_BYTES, MAX_RANGE_BYTES, RANGE_TOO_BIG, SHORT_HASH, SHORT_RANGE, KeySchema,
-                   raw_bytes, sort_bytes)
+from dynalocal.errors import ValidationException, invalid
 from dynalocal.storage.mutation import Mutation
 from dynalocal.storage.partition import Record
 from dynalocal.storage.table import ItemStore, Table
 from dynalocal.values.attributes import item_size
+from dynalocal.values.blob import dumps
+from dynalocal.values.keys import (
+    HASH_TOO_BIG,
+    MAX_HASH_BYTES,
+    MAX_RANGE_BYTES,
+    RANGE_TOO_BIG,
+    SHORT_HASH,
+    SHORT_RANGE,
+    KeySchema,
+    raw_bytes,
+    sort_bytes,
+)
 
 TERM = b"\x00\x01"
 TERM_NEXT = b"\x00\x02"  # successor of any key ending in TERM, as a prefix
@@ -78,10 +87,6 @@ class Index(ItemStore):
         """Store-key prefix of all entries with this index partition key value."""
         return self.schema.partition_prefix(hash_value)
 
-    def sort_part(self, sort: bytes) -> bytes:
-        """Store-key bytes for an index sort value given as sort bytes (with terminator)."""
-        return escape(sort) + TERM
-
     def store_key(self, item: dict, table_key: bytes) -> bytes | None:
         """The entry key of an item, or None when it lacks an index key (sparse index)."""
         schema = self.schema
@@ -103,7 +108,7 @@ class Index(ItemStore):
             return None  # an oversized index key (stored before the index existed): not in the index
         key = schema.partition_prefix(h)
         if r is not None:
-            key += escape(sort_bytes(schema.range_type, r)) + TERM  # type: ignore[arg-type]
+            key += escape(sort_bytes(schema.range_kind, r)) + TERM
         return key + table_key
 
     def start_key(self, esk: dict) -> bytes:
@@ -140,7 +145,8 @@ class Index(ItemStore):
             else:
                 old_entry = self.get(old_key)
         if new_key is not None:
-            entry = self.entry(new_item, new_record)  # type: ignore[arg-type]
+            assert new_item is not None and new_record is not None  # a new key comes from a written item
+            entry = self.entry(new_item, new_record)
             self.partition_of(new_key).put(new_key, entry)
             if old_key != new_key or old_entry is None or old_entry[0] != entry[0]:
                 units += write_units(entry[1])  # an unchanged entry costs no index write
@@ -159,7 +165,8 @@ class Index(ItemStore):
 def maintain(m: Mutation) -> dict[str, float] | None:
     """Table listener: keep every index of the table in step with one write; return the
     write units each index was charged (handlers report them as INDEXES capacity)."""
-    indexes = m.table.indexes  # type: ignore[union-attr]
+    assert m.table is not None  # set before listeners run
+    indexes = m.table.indexes
     if not indexes:
         return None
     units: dict[str, float] = {}
@@ -213,7 +220,7 @@ def check_index_keys(table: Table, item: dict, update: bool = False) -> None:
             if av is None:
                 continue
             ((actual, value),) = av.items()
-            if actual != kind:  # also through UpdateItem: DynamoDB says "Type mismatch" (corrections §1)
+            if actual != kind:  # "Type mismatch", through UpdateItem too (docs/behaviour/validation.md §5)
                 raise invalid(f"Type mismatch for Index Key {name} Expected: {kind} Actual: {actual} "
                               f"IndexName: {index.name}")
             if value == "":

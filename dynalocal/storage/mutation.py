@@ -80,10 +80,10 @@ class Mutation:
         a, b = self.old_item, self.new_item
         if a == b:
             return False
-        if a.keys() != b.keys():  # type: ignore[union-attr]
+        if a is None or b is None or a.keys() != b.keys():  # both are items here (old and new are set)
             return True
         # Only attributes that differ as JSON are compared as DynamoDB values (sets are unordered).
-        return not all(v == b[k] or same_value(v, b[k]) for k, v in a.items())  # type: ignore[index,union-attr]
+        return not all(v == b[k] or same_value(v, b[k]) for k, v in a.items())
 
 
 _SETS = ("SS", "NS", "BS")

@@ -20,9 +20,9 @@ large partition; a rebuild instead merges keys that are mostly read in sequence.
 from __future__ import annotations
 
 from bisect import bisect_left, bisect_right
+from collections.abc import Iterator
 from itertools import chain
 from operator import itemgetter
-from typing import Iterator
 
 Record = tuple[bytes, int]
 CHUNK = 256  # keys per C-level step of an ordered read

@@ -10,10 +10,11 @@ from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import accumulate
 from operator import itemgetter
+
 from dynalocal.storage.index import TERM, TERM_NEXT, escape
-from dynalocal.values.keys import TOKEN_SPACE, prefix_successor
 from dynalocal.storage.partition import Record
 from dynalocal.storage.table import ItemStore
+from dynalocal.values.keys import TOKEN_SPACE, prefix_successor
 
 MAX_PAGE_BYTES = 1024 * 1024
 
@@ -27,7 +28,7 @@ class Bounds:
     lo_inclusive: bool = True
     hi_inclusive: bool = False
 
-    def after(self, key: bytes, reverse: bool) -> "Bounds":
+    def after(self, key: bytes, reverse: bool) -> Bounds:
         """The part of this range strictly after `key` in reading order."""
         if reverse:
             return Bounds(self.lo, key, self.lo_inclusive, False)

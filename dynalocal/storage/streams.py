@@ -15,17 +15,17 @@ from __future__ import annotations
 
 import time
 from bisect import bisect_left
+from collections.abc import Callable
 from operator import itemgetter
-from typing import Callable
 
 import orjson
 
-from dynalocal.values.blob import dumps
 from dynalocal.storage.mutation import RECOVERY, ROLLBACK, TTL, Mutation
 from dynalocal.storage.partition import Partition
 from dynalocal.storage.streamrecord import StreamRecord, pack_record, unpack_record
 from dynalocal.storage.table import Table
 from dynalocal.values.attributes import item_size
+from dynalocal.values.blob import dumps
 
 RETENTION = 24 * 3600.0  # seconds a record (and a disabled stream) stays readable
 MAX_STREAM_BYTES = 256 * 1024 * 1024  # retained record bytes per stream, the documented memory cap
@@ -62,7 +62,7 @@ class Shard:
 class Stream:
     """One stream of one table (a re-enabled stream is a new Stream with a new label)."""
 
-    def __init__(self, registry: "StreamRegistry", arn: str, label: str, table_name: str, view_type: str,
+    def __init__(self, registry: StreamRegistry, arn: str, label: str, table_name: str, view_type: str,
                  key_schema: list[dict], created: float) -> None:
         self.registry = registry
         self.arn, self.label, self.table_name = arn, label, table_name
@@ -172,7 +172,8 @@ class Stream:
             event, item = REMOVE, m.old_item
         else:
             event, item = MODIFY, m.new_item
-        keys = {name: item[name] for name in self.key_names}  # type: ignore[index]
+        assert item is not None  # the image of the side that exists
+        keys = {name: item[name] for name in self.key_names}
         size = item_size(keys)
         old_blob = new_blob = None
         if self._new and new is not None:
@@ -193,7 +194,8 @@ class Stream:
     def _unrecord(self, m: Mutation) -> None:
         """Drop the newest record of the item a rollback restores (undos come newest first)."""
         item = m.old_item if m.old is not None else m.new_item
-        keys = dumps({name: item[name] for name in self.key_names})  # type: ignore[index]
+        assert item is not None  # a mutation has an old or a new image
+        keys = dumps({name: item[name] for name in self.key_names})
         shard = self.shard_for(m.part, m.key)
         records = shard.records
         for i in range(len(records) - 1, -1, -1):
@@ -307,9 +309,9 @@ class StreamRegistry:
         if payload[:1] == b"R":
             shard_id, record = unpack_record(payload)
             shard = stream.shards.get(shard_id) if stream is not None else None
-            if shard is not None and (not shard.records or shard.records[-1][0] < record[0]) \
-                    and record[0] > shard.trimmed:
-                stream.add(shard, record)  # type: ignore[union-attr]
+            if stream is not None and shard is not None and \
+                    (not shard.records or shard.records[-1][0] < record[0]) and record[0] > shard.trimmed:
+                stream.add(shard, record)
             self.seq = max(self.seq, record[0])
             return
         event = orjson.loads(payload[1:])

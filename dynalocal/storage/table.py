@@ -8,11 +8,11 @@ of `Mutation` values). `ItemStore.repartition` is the one function that changes 
 from __future__ import annotations
 
 from bisect import bisect_right as _bisect_right
-from typing import Callable, Iterator
+from collections.abc import Callable, Iterator
 
-from dynalocal.values.keys import TOKEN_SPACE, KeySchema
 from dynalocal.storage.mutation import Mutation
 from dynalocal.storage.partition import Partition, Record
+from dynalocal.values.keys import TOKEN_SPACE, KeySchema
 
 # listener(mutation) runs after every mutation, in order; it returns the index write units
 # it caused (index name -> units), or None.
@@ -77,7 +77,8 @@ class ItemStore:
     def size_bytes(self) -> int:
         return sum(p.size_bytes for p in self.partitions)
 
-    def scan_keys(self, start: bytes | None = None, lo_token: int = 0, hi_token: int = TOKEN_SPACE) -> Iterator[tuple[Partition, bytes]]:
+    def scan_keys(self, start: bytes | None = None, lo_token: int = 0,
+                  hi_token: int = TOKEN_SPACE) -> Iterator[tuple[Partition, bytes]]:
         """(partition, key) in scan order (token, then key), after `start`, within [lo_token, hi_token)."""
         lo_key = lo_token.to_bytes(8, "big")
         hi_key = hi_token.to_bytes(8, "big") if hi_token < TOKEN_SPACE else None

@@ -56,7 +56,8 @@ class ExpiryIndex:
 
     def sweep(self, now: float, limit: int = 10_000) -> int:
         """Delete up to `limit` items whose expiry time has passed; return how many."""
-        due, stale = [], []
+        due: list[tuple[float, bytes]] = []
+        stale: list[tuple[float, bytes]] = []
         for expires, key in self.expiries:
             if expires > now or len(due) >= limit:
                 break

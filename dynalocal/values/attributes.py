@@ -20,7 +20,8 @@ SHORT_NAME = MAX_NAME_BYTES // 4  # characters: at most this many cannot exceed 
 TYPES = ("S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL")
 
 EMPTY = "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes"
-MULTIPLE = "Supplied AttributeValue has more than one datatypes set, must contain exactly one of the supported datatypes"
+MULTIPLE = ("Supplied AttributeValue has more than one datatypes set, "
+            "must contain exactly one of the supported datatypes")
 TOO_DEEP = "Nesting Levels have exceeded supported limits"
 MAP_FROM_LIST = ("Unrecognized collection type java.util.Map<java.lang.String, "
                  "com.amazonaws.dynamodb.v20120810.AttributeValue>")

@@ -13,8 +13,8 @@ from __future__ import annotations
 
 import base64
 import hashlib
+from collections.abc import Callable
 from dataclasses import dataclass, field
-from typing import Callable
 
 from dynalocal.errors import ValidationException, invalid
 from dynalocal.values import numbers
@@ -73,10 +73,14 @@ def _raw_function(kind: str) -> Callable[[str], bytes]:
     return base64.b64decode if kind == "B" else str.encode
 
 
-def _sort_function(kind: str | None) -> Callable[[str], bytes] | None:
+def _no_sort_key(value: str) -> bytes:
+    raise TypeError("this key schema has no sort key")
+
+
+def _sort_function(kind: str | None) -> Callable[[str], bytes]:
     """sort_bytes specialised to one key type."""
     if kind is None:
-        return None
+        return _no_sort_key
     if kind == "S":
         return str.encode  # UTF-8
     if kind == "N":
@@ -94,7 +98,8 @@ class KeySchema:
     range_type: str | None = None
     names: tuple[str, ...] = field(init=False, repr=False, compare=False)
     name_set: frozenset[str] = field(init=False, repr=False, compare=False)
-    _sort: Callable[[str], bytes] | None = field(init=False, repr=False, compare=False)
+    range_kind: str = field(init=False, repr=False, compare=False)  # range_type, "" without a sort key
+    _sort: Callable[[str], bytes] = field(init=False, repr=False, compare=False)
     _raw: Callable[[str], bytes] = field(init=False, repr=False, compare=False)
     _prefixes: SizedCache = field(init=False, repr=False, compare=False)  # hash value -> prefix
 
@@ -102,6 +107,7 @@ class KeySchema:
         names = (self.hash_name,) if self.range_name is None else (self.hash_name, self.range_name)
         object.__setattr__(self, "names", names)
         object.__setattr__(self, "name_set", frozenset(names))
+        object.__setattr__(self, "range_kind", self.range_type or "")
         object.__setattr__(self, "_sort", _sort_function(self.range_type))
         object.__setattr__(self, "_raw", _raw_function(self.hash_type))
         object.__setattr__(self, "_prefixes", SizedCache())
@@ -119,13 +125,14 @@ class KeySchema:
         if len(raw) > MAX_HASH_BYTES and self.hash_type != "N":
             raise invalid(HASH_TOO_BIG)
         n = len(raw)
-        return _blake2b(raw, digest_size=8).digest() + (_LENGTHS[n] if n < MAX_HASH_BYTES else n.to_bytes(2, "big")) + raw
+        length = _LENGTHS[n] if n < MAX_HASH_BYTES else n.to_bytes(2, "big")
+        return _blake2b(raw, digest_size=8).digest() + length + raw
 
     def sort_key(self, range_value: str) -> bytes:
         """Order-preserving bytes of a sort key value from a request, size-checked."""
         if len(range_value) > SHORT_RANGE:
             self._check_range(range_value)
-        return self._sort(range_value)  # type: ignore[misc]
+        return self._sort(range_value)
 
     def _remember(self, hash_value: str) -> bytes:
         """The prefix, now cached: reads and updates of a partition key tend to repeat (writes of
@@ -138,11 +145,11 @@ class KeySchema:
     def encode(self, hash_value: str, range_value: str | None) -> bytes:
         """The encoded key of (size-checked) key values."""
         prefix = self._prefixes.get(hash_value) or self._prefix(hash_value)
-        if self.range_name is None:
+        if range_value is None:  # None exactly when the schema has no sort key
             return prefix
-        if len(range_value) > SHORT_RANGE:  # type: ignore[arg-type]
-            self._check_range(range_value)  # type: ignore[arg-type]
-        return prefix + self._sort(range_value)  # type: ignore[arg-type, misc]
+        if len(range_value) > SHORT_RANGE:
+            self._check_range(range_value)
+        return prefix + self._sort(range_value)
 
     def key_of(self, item: dict) -> dict:
         """The key attributes of a stored item."""
@@ -174,7 +181,7 @@ class KeySchema:
         av = item.get(self.range_name)
         r = av.get(self.range_type) if av is not None else None
         if not r:
-            r = self._item_value(item, self.range_name, self.range_type)  # type: ignore[arg-type]
+            r = self._item_value(item, self.range_name, self.range_kind)
         return self._parts(h, r, False)
 
     def check_key(self, key: dict, empty_prefix: str = INVALID) -> bytes:
@@ -194,7 +201,7 @@ class KeySchema:
             av = key.get(self.range_name)
             r = av.get(self.range_type) if av is not None else None
             if not r:
-                r = self._key_value(key, self.range_name, self.range_type, empty_prefix)  # type: ignore[arg-type]
+                r = self._key_value(key, self.range_name, self.range_kind, empty_prefix)
         return self._parts(h, r, True)
 
     def _parts(self, h: str, r: str | None, remember: bool) -> tuple[bytes, bytes]:
@@ -204,7 +211,7 @@ class KeySchema:
         prefix = self._prefixes.get(h) or (self._remember(h) if remember else self._prefix(h))
         if r is None:
             return prefix, prefix
-        return prefix + self._sort(r), prefix  # type: ignore[misc]
+        return prefix + self._sort(r), prefix
 
     def fits(self, h: str, r: str | None) -> bool:
         """Whether key values are within DynamoDB's size limits (for stored items, which may
@@ -240,7 +247,8 @@ class KeySchema:
         if value == "":
             what = "string" if kind == "S" else "binary"
             raise ValidationException(
-                f"{empty_prefix}The AttributeValue for a key attribute cannot contain an empty {what} value. Key: {name}")
+                f"{empty_prefix}The AttributeValue for a key attribute cannot contain an empty {what} value. "
+                f"Key: {name}")
         return value
 
     def _check_sizes(self, h: str, r: str | None) -> None:
@@ -250,5 +258,5 @@ class KeySchema:
             self._check_range(r)
 
     def _check_range(self, r: str) -> None:
-        if self.range_type != "N" and len(raw_bytes(self.range_type, r)) > MAX_RANGE_BYTES:  # type: ignore[arg-type]
+        if self.range_kind != "N" and len(raw_bytes(self.range_kind, r)) > MAX_RANGE_BYTES:
             raise invalid(RANGE_TOO_BIG)

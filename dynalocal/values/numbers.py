@@ -36,6 +36,7 @@ def not_numeric(text: str) -> ValidationException:
 def _digits(d: Decimal) -> tuple[int, str, int]:
     """(sign, significant digits without leading/trailing zeros, exponent of the last digit)."""
     sign, digits, exp = d.as_tuple()
+    assert isinstance(exp, int)  # finite: NaN and Infinity never get here
     text = "".join(map(str, digits)).lstrip("0")
     if not text:
         return 0, "", 0
@@ -83,11 +84,6 @@ def canonical(text: str) -> str:
     sign, digits, exp = _digits(value)
     _check(sign, digits, exp)
     return _format(sign, digits, exp)
-
-
-def to_decimal(text: str) -> Decimal:
-    """A canonical number's exact value."""
-    return Decimal(text)
 
 
 def from_decimal(d: Decimal) -> str:

@@ -1,4 +1,4 @@
-"""corrections.md §4 against a default server through boto3, retries off: the bursts Amazon
+"""docs/behaviour/capacity.md §2 against a default server through boto3, retries off: the bursts Amazon
 DynamoDB accepts are accepted, and WarmThroughput / OnDemandThroughput travel through botocore.
 
 The server runs with default options (enforce, adaptive, 5 s partition burst) and the real

@@ -1,4 +1,4 @@
-"""The exact messages and shapes of spec corrections.md §1 and §2, end to end through boto3."""
+"""The exact messages and shapes of docs/behaviour/validation.md and operations.md §2, end to end through boto3."""
 from __future__ import annotations
 
 import json

@@ -1,4 +1,4 @@
-"""Single-item operations through boto3: PutItem, GetItem, DeleteItem (spec operations.md §3, types-and-items.md)."""
+"""Single-item operations through boto3: PutItem, GetItem, DeleteItem (docs/behaviour/operations.md §3, values.md)."""
 from __future__ import annotations
 
 import base64

@@ -1,5 +1,5 @@
 """Control plane through boto3: CreateTable validation, DescribeTable, ListTables, DeleteTable, UpdateTable,
-DescribeLimits, DescribeEndpoints and the boto3 waiters (spec operations.md §2)."""
+DescribeLimits, DescribeEndpoints and the boto3 waiters (docs/behaviour/operations.md §1)."""
 from __future__ import annotations
 
 import datetime

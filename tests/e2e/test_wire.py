@@ -1,4 +1,4 @@
-"""The JSON 1.0 wire protocol: framing, headers, error envelopes, health, size limit (spec wire.md)."""
+"""The JSON 1.0 wire protocol: framing, headers, error envelopes, health, size limit (docs/behaviour/wire.md)."""
 from __future__ import annotations
 
 import http.client
@@ -204,7 +204,7 @@ def test_type_mismatch_is_a_serialization_exception_with_message(server):
 def test_get_root_is_dynamodbs_health_check(server):
     status, headers, body = server.raw(None, None, method="GET")
     assert status == 200
-    assert body == f"healthy: 127.0.0.1:{server.port}".encode()  # the Host header (corrections §2)
+    assert body == f"healthy: 127.0.0.1:{server.port}".encode()  # the Host header (docs/behaviour/wire.md §4)
     assert int(headers["x-amz-crc32"]) == zlib.crc32(body)
     check_framing(headers, body)
 

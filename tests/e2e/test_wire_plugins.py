@@ -1,5 +1,5 @@
 """Wire plug-ins end to end: request/response compression, CORS, SigV4 authentication, regions and
-accounts in ARNs, and table isolation (spec corrections.md §2-§3, wire.md §5)."""
+accounts in ARNs, and table isolation (docs/behaviour/wire.md §2-§5, operations.md §2)."""
 from __future__ import annotations
 
 import gzip

@@ -89,7 +89,7 @@ def _reason(out: dict) -> str:
     return reasons[0]["reason"]
 
 
-# -- corrections.md §4: bursts DynamoDB accepts ----------------------------------------------------
+# -- docs/behaviour/capacity.md §2: bursts DynamoDB accepts ----------------------------------------
 
 def test_the_bursts_dynamodb_accepts_pass_even_from_an_infinitely_fast_client():
     ctx, _ = _server()  # the clock never moves: every request arrives at the same instant

@@ -1,4 +1,4 @@
-"""The Charge's pricing of each operation (capacity.md §2), called as the handlers call it: the
+"""The Charge's pricing of each operation (docs/behaviour/capacity.md §1), called as the handlers call it: the
 units it reports in ConsumedCapacity and the partitions it charges them to."""
 from __future__ import annotations
 

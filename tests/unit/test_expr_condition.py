@@ -108,7 +108,7 @@ def test_top_level_names():
     ("a BETWEEN :v AND :v", {"NS": ["1"]}, "NUMBER_SET"),
 ])
 def test_ordering_an_unorderable_value_is_a_validation_error(expression, value, long_name):
-    # corrections §1: the unorderable operand comes from the request, so the request is refused
+    # docs/behaviour/expressions.md §1: the unorderable operand comes from the request, so the request is refused
     op = "BETWEEN" if "BETWEEN" in expression else expression.split()[1]
     assert error(expression, {":v": value}) == ("Invalid ConditionExpression: Incorrect operand type for operator "
                                                 f"or function; operator: {op}, operand type: {long_name}")

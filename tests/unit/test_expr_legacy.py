@@ -98,7 +98,7 @@ def test_expected_errors(conditions, message):
 
 @pytest.mark.parametrize("value", [{"BOOL": True}, {"NULL": True}, {"L": [{"S": "x"}]}, {"M": {"k": {"N": "1"}}}])
 def test_equality_accepts_every_type_in_expected_and_filters(value):
-    # corrections §1: EQ and NE take L, M, BOOL and NULL too, in Expected and in Query/Scan filters
+    # docs/behaviour/expressions.md §2: EQ and NE take L, M, BOOL and NULL too, in Expected and in Query/Scan filters
     item = {"pk": {"S": "k"}, "t": value}
     assert expected({"t": cmp("EQ", value)}).matches(item)
     assert not expected({"t": cmp("NE", value)}).matches(item)

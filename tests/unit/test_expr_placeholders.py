@@ -26,7 +26,7 @@ def test_prefix_quirk_for_put_update_delete_only():
     for op in ("PutItem", "UpdateItem", "DeleteItem"):
         assert error(dict(params), op) == "1 validation error detected: ExpressionAttributeValues must not be empty"
     assert error(dict(params), "TransactWriteItems") == "ExpressionAttributeValues must not be empty"
-    # corrections §1: an empty expression and unused names/values carry no prefix
+    # docs/behaviour/validation.md §3: an empty expression and unused names/values carry no prefix
     assert error({"UpdateExpression": ""}, "UpdateItem") == "Invalid UpdateExpression: The expression can not be empty;"
     unused = {"ConditionExpression": "a = :v", "ExpressionAttributeValues": {":v": V1, ":x": V1}}
     for op in ("PutItem", "TransactWriteItems"):

@@ -21,7 +21,7 @@ def error_of(text: str) -> str:
     return info.value.message
 
 
-# types-and-items.md §3, every row of the table.
+# docs/behaviour/values.md §1: canonical output, one case per documented example.
 CANONICAL = [
     ("007", "7"), ("001.23", "1.23"), ("+3", "3"), ("1.0", "1"), ("1.00", "1"), ("1.10", "1.1"),
     ("100.000", "100"), (".5", "0.5"), ("-.5", "-0.5"), ("1e3", "1000"), ("1E+3", "1000"),

@@ -41,7 +41,7 @@ def one(path: str, value: str, constraint: str) -> str:
 KEY = {"pk": {"S": "a"}}
 
 
-# --- SerializationException (types-and-items.md §6) ------------------------------------------------
+# --- SerializationException (docs/behaviour/validation.md §4) ------------------------------------------------
 
 @pytest.mark.parametrize("given,message", [
     (True, "TRUE_VALUE cannot be converted to String"),
@@ -271,7 +271,7 @@ def test_comparison_operator_in_map_path():
 
 
 def test_required_members():
-    # a missing table name is reported alone (corrections §1: only the tableName constraint)
+    # a missing table name is reported alone (docs/behaviour/validation.md §1: only the tableName constraint)
     assert val("PutItem", {}) == one("tableName", "null", PT)
     assert val("PutItem", {"TableName": "abc"}) == one("item", "null", PT)
     # CreateTable words it as DynamoDB does
@@ -390,7 +390,7 @@ def test_update_table_gsi_updates():
 
 def test_batch_get_map_paths():
     assert val("BatchGetItem", {"RequestItems": {"abc": {}}}) == one("requestItems.abc.member.keys", "null", PT)
-    # DynamoDB's own form for too many keys: no value, capitalized path (corrections §1)
+    # DynamoDB's own form for too many keys: no value, capitalized path (docs/behaviour/validation.md §2)
     assert val("BatchGetItem", {"RequestItems": {"abc": {"Keys": [KEY] * 101}}}) == (
         "1 validation error detected: Value at 'RequestItems.abc.member.Keys' failed to satisfy constraint: "
         "Member must have length less than or equal to 100")

@@ -20,6 +20,7 @@ class Param(Frozen):
     """The i-th `?` of a statement (0-based)."""
 
     __slots__ = __match_args__ = ("index",)
+    index: int
 
     def __init__(self, index: int) -> None:
         set_field(self, "index", index)
@@ -29,13 +30,18 @@ class Composite(Frozen):
     """A list, map or bag literal with a `?` somewhere inside: kind L, M or BAG."""
 
     __slots__ = __match_args__ = ("kind", "items")
+    kind: str
+    items: tuple
 
     def __init__(self, kind: str, items: tuple) -> None:
         set_field(self, "kind", kind)
         set_field(self, "items", items)  # templates; for M, (key, template) pairs
 
 
-def build(template: object, params: list) -> dict:
+Template = dict | Param | Composite  # what a slot holds: a constant AttributeValue or a template
+
+
+def build(template: Template, params: list) -> dict:
     """The AttributeValue a slot template stands for, given the request's Parameters."""
     if isinstance(template, dict):
         return template
@@ -63,6 +69,11 @@ class Select(Frozen):
     """SELECT projection FROM table[.index] [WHERE] [ORDER BY]; projection None means `*`."""
 
     __slots__ = __match_args__ = ("table", "index", "projection", "where", "order")
+    table: str
+    index: str | None
+    projection: tuple | None
+    where: object
+    order: tuple
 
     def __init__(self, table: str, index: str | None, projection: tuple | None, where: object,
                  order: tuple) -> None:
@@ -77,6 +88,8 @@ class Insert(Frozen):
     """INSERT INTO table VALUE {...}; item is the slot holding the whole item map."""
 
     __slots__ = __match_args__ = ("table", "item")
+    table: str
+    item: A.Value
 
     def __init__(self, table: str, item: A.Value) -> None:
         set_field(self, "table", table)
@@ -87,6 +100,10 @@ class Update(Frozen):
     """UPDATE table SET/REMOVE ... WHERE ... [RETURNING ...]."""
 
     __slots__ = __match_args__ = ("table", "actions", "where", "returning")
+    table: str
+    actions: tuple
+    where: object
+    returning: str | None
 
     def __init__(self, table: str, actions: tuple, where: object, returning: str | None) -> None:
         set_field(self, "table", table)
@@ -99,6 +116,9 @@ class Delete(Frozen):
     """DELETE FROM table WHERE ... [RETURNING ALL OLD *]."""
 
     __slots__ = __match_args__ = ("table", "where", "returning")
+    table: str
+    where: object
+    returning: str | None
 
     def __init__(self, table: str, where: object, returning: str | None) -> None:
         set_field(self, "table", table)
@@ -110,6 +130,8 @@ class Exists(Frozen):
     """[NOT] EXISTS(SELECT ...): a condition check inside ExecuteTransaction."""
 
     __slots__ = __match_args__ = ("select", "negated")
+    select: Select
+    negated: bool
 
     def __init__(self, select: Select, negated: bool) -> None:
         set_field(self, "select", select)

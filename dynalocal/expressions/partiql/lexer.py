@@ -52,6 +52,12 @@ class Token(Frozen):
     """One token: kind, text (identifiers/strings unescaped), offsets, and its 1-based line/column."""
 
     __slots__ = __match_args__ = ("kind", "text", "start", "end", "line", "column")
+    kind: str
+    text: str
+    start: int
+    end: int
+    line: int
+    column: int
 
     def __init__(self, kind: str, text: str, start: int, end: int, line: int, column: int) -> None:
         set_field(self, "kind", kind)

@@ -8,12 +8,36 @@ BETWEEN, [NOT] IN, IS [NOT] MISSING/NULL, function) over operands (paths, litera
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from dynalocal.errors import ValidationException
+from dynalocal.expressions import ast as A
+from dynalocal.expressions.partiql.ast import (
+    Composite,
+    Delete,
+    Exists,
+    Insert,
+    Param,
+    Select,
+    Statement,
+    Template,
+    Update,
+    bag,
+)
+from dynalocal.expressions.partiql.lexer import (
+    EOF,
+    IDENT,
+    ION,
+    NUMBER,
+    PUNCT,
+    QUOTED,
+    STRING,
+    Token,
+    malformed,
+    tokenize,
+)
 from dynalocal.values import numbers
 from dynalocal.values.sizedcache import SizedCache
-from dynalocal.expressions import ast as A
-from dynalocal.expressions.partiql.ast import Composite, Delete, Exists, Insert, Param, Select, Statement, Update, bag
-from dynalocal.expressions.partiql.lexer import EOF, IDENT, ION, NUMBER, PUNCT, QUOTED, STRING, Token, malformed, tokenize
 
 COMPARATORS = {"=": "=", "<>": "<>", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 CONDITION_FUNCTIONS = frozenset(("begins_with", "contains", "attribute_type", "attribute_exists",
@@ -28,13 +52,6 @@ CACHE_SIZE = 4096
 # The cache is bounded in bytes too: a parsed text takes ~60 bytes per character, and texts reach 4 KB or more.
 CACHE_BYTES = 32 << 20
 AST_BYTES_PER_CHAR, ENTRY_BYTES = 64, 256
-
-
-class _Missing:
-    """The MISSING literal: legal only after IS [NOT]."""
-
-
-MISSING = _Missing()
 
 
 class Parser:
@@ -237,7 +254,7 @@ class Parser:
             value = A.Arith(op, value, self.parse_update_operand())
         return A.Action("SET", path, value)
 
-    def parse_update_operand(self) -> object:
+    def parse_update_operand(self) -> A.Operand:
         tok = self.peek()
         if tok.kind == IDENT and self.peek(1).text == "(":
             if tok.text.lower() not in UPDATE_FUNCTIONS:
@@ -250,19 +267,19 @@ class Parser:
 
     # -- conditions ----------------------------------------------------------------------------
 
-    def parse_condition(self) -> object:
+    def parse_condition(self) -> A.Cond:
         items = [self.parse_and()]
         while self.accept("OR"):
             items.append(self.parse_and())
         return items[0] if len(items) == 1 else A.Or(tuple(items))
 
-    def parse_and(self) -> object:
+    def parse_and(self) -> A.Cond:
         items = [self.parse_not()]
         while self.accept("AND"):
             items.append(self.parse_not())
         return items[0] if len(items) == 1 else A.And(tuple(items))
 
-    def parse_not(self) -> object:
+    def parse_not(self) -> A.Cond:
         if self.accept("NOT"):
             return A.Not(self.parse_not())
         if self.at_punct("("):
@@ -272,14 +289,12 @@ class Parser:
             return inner
         return self.parse_predicate()
 
-    def parse_predicate(self) -> object:
-        left = self.parse_operand(allow_missing=False)
+    def parse_predicate(self) -> A.Cond:
+        left = self.parse_operand()
         tok = self.peek()
         if tok.kind == PUNCT and tok.text in COMPARATORS:
             self.pos += 1
-            right = self.parse_operand(allow_missing=True)
-            if right is MISSING:
-                raise ValidationException(MISSING_COMPARED)
+            right = self.parse_operand()  # MISSING there is an error of its own (parse_operand)
             self._no_arithmetic()
             return A.Compare(COMPARATORS[tok.text], left, right)
         self._no_arithmetic()
@@ -296,7 +311,7 @@ class Parser:
         if self.accept("BETWEEN"):
             low = self.parse_operand()
             self.expect("AND")
-            node: object = A.Between(left, low, self.parse_operand())
+            node: A.Cond = A.Between(left, low, self.parse_operand())
         elif self.accept("IN"):
             node = A.In(left, self.parse_in_list())
         elif negated:
@@ -330,7 +345,7 @@ class Parser:
 
     # -- operands, paths and literals ----------------------------------------------------------
 
-    def parse_operand(self, allow_missing: bool = False) -> object:
+    def parse_operand(self) -> A.Operand:
         """path | literal | ? | function call."""
         tok = self.peek()
         if tok.kind == IDENT and self.peek(1).kind == PUNCT and self.peek(1).text == "(":
@@ -340,10 +355,8 @@ class Parser:
         if tok.kind == QUOTED or (tok.kind == IDENT and tok.keyword() is None):
             return self.parse_path()
         if tok.keyword() == "MISSING":
-            self.pos += 1
-            if not allow_missing:
-                raise ValidationException(MISSING_COMPARED)
-            return MISSING
+            self.pos += 1  # MISSING is legal only after IS [NOT] (parse_predicate)
+            raise ValidationException(MISSING_COMPARED)
         return self.parse_value()
 
     def _check_function(self, tok: Token) -> None:
@@ -352,7 +365,7 @@ class Parser:
             raise ValidationException(f"Unrecognized function: {tok.text.lower()}")
         raise self.error(tok)
 
-    def parse_call(self, name: str, operand=None) -> A.Call:
+    def parse_call(self, name: str, operand: Callable[[], A.Operand] | None = None) -> A.Call:
         if name not in ARITY:
             raise ValidationException(f"Unrecognized function: {name}")
         self.pos += 2  # name and "("
@@ -392,7 +405,7 @@ class Parser:
             else:
                 return A.Path(tuple(elements), placeholders=False)
 
-    def slot(self, template: object) -> A.Value:
+    def slot(self, template: Template) -> A.Value:
         self.slots.append(template)
         return A.Value(f":v{len(self.slots) - 1}")
 
@@ -400,7 +413,7 @@ class Parser:
         """A literal or `?` as a slot."""
         return self.slot(self.parse_literal())
 
-    def parse_literal(self) -> object:
+    def parse_literal(self) -> Template:
         """An AttributeValue (constant) or a template holding parameters."""
         tok = self.next()
         kind, text = tok.kind, tok.text
@@ -420,9 +433,10 @@ class Parser:
             if text == "<<":
                 return self._collection(">>", "BAG")
             if text == "{":
-                return self._map(tok)
+                return self._map()
         if kind == ION:
-            raise ValidationException(f"Ion Literals are not supported: at {tok.line}:{tok.column}:{tok.end - tok.start}")
+            raise ValidationException(
+                f"Ion Literals are not supported: at {tok.line}:{tok.column}:{tok.end - tok.start}")
         word = tok.keyword()
         if word in ("TRUE", "FALSE"):
             return {"BOOL": word == "TRUE"}
@@ -432,19 +446,20 @@ class Parser:
             raise ValidationException(MISSING_COMPARED)
         raise self.error(tok)
 
-    def _collection(self, close: str, kind: str) -> object:
-        items = []
+    def _collection(self, close: str, kind: str) -> Template:
+        items: list[Template] = []
         if not self.at_punct(close):
             items.append(self.parse_literal())
             while self.at_punct(","):
                 self.pos += 1
                 items.append(self.parse_literal())
         self.expect_punct(close)
-        if any(not isinstance(t, dict) for t in items):
+        constants = [t for t in items if isinstance(t, dict)]
+        if len(constants) != len(items):
             return Composite(kind, tuple(items))
-        return {"L": items} if kind == "L" else bag(items)
+        return {"L": constants} if kind == "L" else bag(constants)
 
-    def _map(self, opening: Token) -> object:
+    def _map(self) -> Template:
         pairs: list = []
         seen: set[str] = set()
         while not self.at_punct("}"):

@@ -45,6 +45,7 @@ class Renderer:
             return node.name
         if isinstance(node, A.Arith):
             return f"{self.operand(node.left)} {node.op} {self.operand(node.right)}"
+        assert isinstance(node, A.Call)  # the operand kinds PartiQL parses: path, slot, arithmetic, call
         return f"{node.name}({', '.join(self.operand(a) for a in node.args)})"
 
     def condition(self, node: object) -> str:

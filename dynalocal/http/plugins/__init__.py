@@ -7,7 +7,7 @@ Order of `before` (one request; each step may answer at once):
 2. Authentication (server.auth) over the body as sent (signatures cover the compressed bytes);
    the caller's region, account and table scope are set on the Context the request runs against.
    As in DynamoDB, a body that is not JSON or an unknown X-Amz-Target is reported before a
-   missing or bad signature (spec wire.md §4): such a request is passed on to be refused there.
+   missing or bad signature (docs/behaviour/wire.md §1): such a request is passed on to be refused there.
 3. Decompression of a Content-Encoding body (server.compression): undecodable -> HTTP 500
    InternalServerError, decoded over 16 MiB -> 413.
 Only `POST /` and `OPTIONS /` are the DynamoDB endpoint: health, admin and console routes are

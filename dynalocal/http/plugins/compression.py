@@ -1,4 +1,4 @@
-"""Content-Encoding both ways, as DynamoDB does it (spec corrections.md §3).
+"""Content-Encoding both ways, as DynamoDB does it (docs/behaviour/wire.md §2).
 
 Requests: SDKs with request compression on send `Content-Encoding: gzip` bodies. gzip and
 deflate (zlib-wrapped, the HTTP meaning; a raw deflate stream is accepted too) are decoded

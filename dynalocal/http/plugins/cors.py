@@ -18,7 +18,7 @@ ALLOW_METHODS = b"GET, POST, OPTIONS"
 ALLOW_HEADERS = (b"authorization, content-type, content-encoding, x-amz-date, x-amz-target, x-amz-user-agent, "
                  b"x-amz-security-token, x-amz-content-sha256, amz-sdk-invocation-id, amz-sdk-request")
 EXPOSE_HEADERS = b"x-amzn-RequestId, x-amz-crc32"
-MAX_AGE = b"172800"  # two days, as DynamoDB's preflights say (spec wire.md §4)
+MAX_AGE = b"172800"  # two days, as DynamoDB's preflights say (docs/behaviour/wire.md §3)
 
 
 class CorsPolicy:
