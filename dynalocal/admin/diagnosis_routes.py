@@ -111,7 +111,7 @@ def diagnosis_routes(ctx: Context) -> list[Route]:
 
     async def read(request: Request) -> Response:
         """The console's item browser: Scan, Query or DescribeTable, answered as DynamoDB would."""
-        from dynalocal.http.app import dispatch
+        from dynalocal.engine.dispatch import dispatch
 
         try:
             body = orjson.loads(await request.body())

@@ -10,7 +10,9 @@ from typing import Any, Callable
 
 from dynalocal.capacity.registry import Capacity
 from dynalocal.storage.database import ACCOUNT, REGION, Database
-from dynalocal.http.plugins.cors import LOCAL_ORIGINS
+
+# Browser origins served by default (http.plugins.cors; --cors-origins).
+LOCAL_ORIGINS = ("http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*")
 
 
 class _Record:

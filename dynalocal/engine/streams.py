@@ -17,7 +17,8 @@ from typing import Any
 
 import orjson
 
-from dynalocal.errors import DynamoError, ResourceNotFoundException, ValidationException
+from dynalocal.errors import (ExpiredIteratorException, ResourceNotFoundException, TrimmedDataAccessException,
+                              ValidationException)
 from dynalocal.storage.database import SCOPE_SEPARATOR
 from dynalocal.storage.streams import EVENT_NAMES, NEW_VIEWS, OLD_VIEWS, Shard, Stream
 from dynalocal.engine.context import Context
@@ -29,14 +30,6 @@ STREAM_ARN = re.compile(r"arn:aws[\w-]*:dynamodb:([\w-]+):(\d{12}):table/([a-zA-
                         r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})")
 SERVICE_IDENTITY = {"PrincipalId": "dynamodb.amazonaws.com", "Type": "Service"}
 _TOKEN = struct.Struct("<QdI")  # next sequence number, issue time, crc32 of shard id + the two
-
-
-class ExpiredIteratorException(DynamoError):
-    pass
-
-
-class TrimmedDataAccessException(DynamoError):
-    pass
 
 
 def _stream(ctx: Context, arn: str) -> Stream:

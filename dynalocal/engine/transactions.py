@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from dynalocal.errors import (ConditionalCheckFailedException, DynamoError, IdempotentParameterMismatchException,
-                       TransactionCanceledException, ValidationException)
+                       TransactionCanceledException, ValidationException, transaction_canceled)
 from dynalocal.expressions import compile_request
 from dynalocal.values.blob import dumps
 from dynalocal.capacity.charge import Charge, GsiWrite, consumed_list, partition_key
@@ -165,10 +165,7 @@ def _cancel(reasons: list[Cancelled | None]) -> TransactionCanceledException:
         if reason.item is not None:
             entry["Item"] = reason.item
         out.append(entry)
-    codes = ", ".join(r["Code"] for r in out)
-    return TransactionCanceledException(
-        f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
-        CancellationReasons=out)
+    return transaction_canceled(out)
 
 
 def _idempotency(body: dict) -> tuple[str | None, bytes]:

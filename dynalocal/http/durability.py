@@ -26,7 +26,7 @@ from pathlib import Path
 
 import orjson
 
-from dynalocal.errors import InternalServerError
+from dynalocal.errors import InternalServerError, error_body
 from dynalocal.storage.database import Database, TableEntry
 from dynalocal.storage.mutation import ROLLBACK, Mutation
 from dynalocal.journal.recovery import Recovery, RecoveryError, recover
@@ -37,10 +37,10 @@ from dynalocal.storage.ttl import ExpiryIndex
 from dynalocal.journal.streamlog import remove_older as remove_older_streams
 from dynalocal.journal.streamlog import write_snapshot as write_streams
 from dynalocal.journal.wal import DROP, META, STREAM, Entry, LogWriter, encode_group, segments
-from dynalocal.http import codec
 from dynalocal.engine.context import Context
 from dynalocal.journal.groupcommit import GroupCommit, Ticket
 from dynalocal.engine.common import table_name
+from dynalocal.engine.reset import drop_all
 from dynalocal.journal.rollback import Undo, table_undo, token_undo, undo
 
 try:
@@ -215,7 +215,7 @@ class Durability:
     @staticmethod
     def _not_durable() -> tuple[int, bytes]:
         failure = InternalServerError("The write could not be made durable")
-        return failure.status, codec.error_body(failure)
+        return failure.status, error_body(failure)
 
     async def commit(self, target: str | None, raw: bytes, status: int, body: bytes) -> tuple[int, bytes]:
         """`seal`, then wait until the request's writes (and all before them) are durable."""
@@ -379,23 +379,3 @@ class DataDirectoryInUse(RuntimeError):
 
 # What can stop a server from starting on a data directory (each with a message for the user).
 STARTUP_ERRORS = (DataDirectoryInUse, RecoveryError, SnapshotError, OSError)
-
-
-def drop_all(ctx: Context) -> int:
-    """Drop every table and its TTL state; return how many tables there were."""
-    names = list(ctx.db.tables)
-    for name in names:
-        ctx.db.drop(name)
-    ctx.expiry.clear()
-    ctx.db.streams.clear()
-    tokens = getattr(ctx, "tokens", None)  # transaction idempotency tokens refer to the dropped data
-    if tokens is not None:
-        tokens.clear()
-    return len(names)
-
-
-async def reset_database(ctx: Context) -> int:
-    """POST /_dynalocal/reset: drop all tables, and their persisted state when there is a data directory."""
-    if ctx.journal is not None:
-        return await ctx.journal.reset()
-    return drop_all(ctx)

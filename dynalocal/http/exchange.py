@@ -27,7 +27,7 @@ from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple
 
-from dynalocal.http.codec import JSON_TYPES
+from dynalocal.http.messages import JSON_TYPE, JSON_TYPES
 
 
 class Answer(NamedTuple):
@@ -35,7 +35,7 @@ class Answer(NamedTuple):
 
     status: int
     body: bytes
-    content_type: bytes = b"application/x-amz-json-1.0"
+    content_type: bytes = JSON_TYPE
     headers: bytes = b""
 
 

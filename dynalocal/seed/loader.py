@@ -33,7 +33,7 @@ async def apply_seed(ctx: Context, requests: list[Request], account: str | None 
     """Send the seed requests; skip tables that exist already. Return how many requests ran.
 
     Under --isolation the tables belong to `account`/`region` (default: us-east-1, 000000000000)."""
-    from dynalocal.http.app import dispatch
+    from dynalocal.engine.dispatch import dispatch
     from dynalocal.http.plugins.auth import DEFAULT_ACCOUNT, DEFAULT_REGION, scope_of
     from dynalocal.engine.common import scoped_names
 

@@ -17,7 +17,7 @@ import orjson
 import pytest
 
 from conftest import FakeClock
-from dynalocal.http.app import dispatch
+from dynalocal.engine.dispatch import dispatch
 from dynalocal.engine.context import Context, Settings
 from dynalocal.capacity import meter as model
 from dynalocal.capacity.meter import KEY_RANGE, TABLE_RATE, Meter

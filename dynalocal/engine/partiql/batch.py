@@ -12,7 +12,7 @@ from typing import Any
 
 import orjson
 
-from dynalocal.errors import DynamoError, TransactionCanceledException, ValidationException
+from dynalocal.errors import DynamoError, TransactionCanceledException, ValidationException, transaction_canceled
 from dynalocal.engine.context import Context
 from dynalocal.engine.common import data_table
 from dynalocal.engine.items import get_item
@@ -184,10 +184,7 @@ def _duplicates(err: TransactionCanceledException, inserts: set[int]) -> Transac
     reasons = [{"Code": "ValidationError", "Message": DUPLICATE}
                if i in inserts and reason["Code"] == "ConditionalCheckFailed" else reason
                for i, reason in enumerate(err.extra["CancellationReasons"])]
-    codes = ", ".join(r["Code"] for r in reasons)
-    return TransactionCanceledException(
-        f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
-        CancellationReasons=reasons)
+    return transaction_canceled(reasons)
 
 
 def _read_transaction(ctx: Context, body: dict, planned: list) -> dict:

@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import orjson
 
-from dynalocal.errors import ConditionalCheckFailedException, DynamoError, ValidationException
+from dynalocal.errors import ConditionalCheckFailedException, DuplicateItemException, ValidationException
 from dynalocal.expressions import ast as A
 from dynalocal.expressions.partiql.ast import Exists, Statement
 from dynalocal.expressions.partiql.parser import parse_statement
@@ -31,10 +31,6 @@ PARAMETER_COUNT = "Number of parameters in request and statement don't match."
 INVALID_TOKEN = "Invalid NextToken"
 DUPLICATE = "Duplicate primary key exists in table"
 EXISTS_OUTSIDE = "EXISTS can only be used in ExecuteTransaction write requests."
-
-
-class DuplicateItemException(DynamoError):
-    """INSERT of an item whose key exists."""
 
 
 def bind(text: str, params: list | None) -> tuple[Statement, dict]:

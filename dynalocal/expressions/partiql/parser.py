@@ -8,12 +8,12 @@ BETWEEN, [NOT] IN, IS [NOT] MISSING/NULL, function) over operands (paths, litera
 """
 from __future__ import annotations
 
-from dynalocal.errors import ValidationException
+from dynalocal.errors import ValidationException, malformed_statement
 from dynalocal.values import numbers
 from dynalocal.values.sizedcache import SizedCache
 from dynalocal.expressions import ast as A
 from dynalocal.expressions.partiql.ast import Composite, Delete, Exists, Insert, Param, Select, Statement, Update, bag
-from dynalocal.expressions.partiql.lexer import EOF, IDENT, ION, NUMBER, PUNCT, QUOTED, STRING, Token, malformed, tokenize
+from dynalocal.expressions.partiql.lexer import EOF, IDENT, ION, NUMBER, PUNCT, QUOTED, STRING, Token, tokenize
 
 COMPARATORS = {"=": "=", "<>": "<>", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 CONDITION_FUNCTIONS = frozenset(("begins_with", "contains", "attribute_type", "attribute_exists",
@@ -52,7 +52,7 @@ class Parser:
     def error(self, tok: Token | None = None) -> ValidationException:
         tok = tok or self.toks[self.pos]
         where = f"{tok.line}:{tok.column}:{tok.end - tok.start}"
-        return malformed(self.text, f"Unexpected token '{tok.text}' at {where}")
+        return malformed_statement(f"Unexpected token '{tok.text}' at {where}")
 
     def peek(self, ahead: int = 0) -> Token:
         return self.toks[min(self.pos + ahead, len(self.toks) - 1)]

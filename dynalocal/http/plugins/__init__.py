@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import orjson
 
-from dynalocal.errors import DynamoError, InternalServerError
-from dynalocal.http import codec
+from dynalocal.errors import DynamoError, InternalServerError, error_body
 from dynalocal.http.plugins import compression
 from dynalocal.http.plugins.auth import Authenticator
 from dynalocal.http.plugins.cors import CorsPolicy
 from dynalocal.http.exchange import Answer, Request
 
-_UNDECODABLE = Answer(500, codec.error_body(InternalServerError("Internal server error")))
+_UNDECODABLE = Answer(500, error_body(InternalServerError("Internal server error")))
 _TOO_LARGE = Answer(413, b"", b"text/plain")
 
 
@@ -87,7 +86,7 @@ class WirePlugin:
         except DynamoError as err:
             if encoding is None and _refused_before_auth(req):
                 return None  # dispatch answers SerializationException / UnknownOperationException
-            return Answer(err.status, codec.error_body(err))
+            return Answer(err.status, error_body(err))
         ctx.region, ctx.account, ctx.scope = principal.region, principal.account, principal.scope
         return None
 

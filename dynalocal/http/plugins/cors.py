@@ -11,7 +11,8 @@ enforced by the browser), it just carries no Access-Control-* headers, so the pa
 """
 from __future__ import annotations
 
-LOCAL_ORIGINS = ("http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*")
+from dynalocal.engine.context import LOCAL_ORIGINS
+
 ALLOW_METHODS = b"GET, POST, OPTIONS"
 # What the JS SDK sends (it also signs x-amz-user-agent and amz-sdk-* headers).
 ALLOW_HEADERS = (b"authorization, content-type, content-encoding, x-amz-date, x-amz-target, x-amz-user-agent, "
