@@ -37,7 +37,9 @@ from dynalocal.storage.ttl import ExpiryIndex
 from dynalocal.journal.streamlog import remove_older as remove_older_streams
 from dynalocal.journal.streamlog import write_snapshot as write_streams
 from dynalocal.journal.wal import DROP, META, STREAM, Entry, LogWriter, encode_group, segments
+from dynalocal.engine import operations
 from dynalocal.engine.context import Context
+from dynalocal.engine.operations import OPERATIONS
 from dynalocal.journal.groupcommit import GroupCommit, Ticket
 from dynalocal.engine.common import table_name
 from dynalocal.engine.reset import drop_all
@@ -50,22 +52,16 @@ except ImportError:  # pragma: no cover - Windows
 
 log = logging.getLogger("dynalocal.durability")
 
-# Operations that never change table metadata: item reads and writes, and read-only calls.
-DATA_OPERATIONS = frozenset("""GetItem PutItem UpdateItem DeleteItem Query Scan BatchGetItem BatchWriteItem
-TransactGetItems TransactWriteItems ExecuteStatement BatchExecuteStatement ExecuteTransaction""".split())
-READ_ONLY_PREFIXES = ("Describe", "List", "Get")
-TOKEN_OPERATIONS = ("TransactWriteItems", "ExecuteTransaction")  # writes that record a ClientRequestToken
-
-
 CONTROL, TOKEN, DATA = "control", "token", "data"
 
 
 def _kind_of(target: str) -> str:
-    """CONTROL: may change table metadata; TOKEN: a write that records a ClientRequestToken; DATA: neither."""
-    operation = target.rpartition(".")[2]
-    if operation not in DATA_OPERATIONS and not operation.startswith(READ_ONLY_PREFIXES):
+    """CONTROL: may change table metadata; TOKEN: a write that records a ClientRequestToken; DATA: neither
+    (from the operation catalogue's tags)."""
+    op = OPERATIONS.get(target.rpartition(".")[2])
+    if op is None or operations.CONTROL in op.tags:
         return CONTROL
-    return TOKEN if operation in TOKEN_OPERATIONS else DATA
+    return TOKEN if operations.TOKEN in op.tags else DATA
 
 
 class Durability:

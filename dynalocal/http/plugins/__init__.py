@@ -119,13 +119,10 @@ class _LazyHeaders:
         return default if value is None else value.decode("latin-1")
 
 
-STREAMS_OPERATIONS = frozenset(("ListStreams", "DescribeStream", "GetShardIterator", "GetRecords"))
-
-
 def _refused_before_auth(req: Request) -> bool:
     """Whether DynamoDB would refuse this request before looking at its signature (a body that
     is not JSON, or no operation of either API named); dispatch then answers it, running nothing."""
-    from dynalocal.engine.operations import KNOWN_OPERATIONS
+    from dynalocal.engine.operations import KNOWN_OPERATIONS, STREAM_HANDLERS
 
     if req.body:
         try:
@@ -133,7 +130,7 @@ def _refused_before_auth(req: Request) -> bool:
         except orjson.JSONDecodeError:
             return True
     operation = (req.target or "").rpartition(".")[2]
-    return operation not in KNOWN_OPERATIONS and operation not in STREAMS_OPERATIONS
+    return operation not in KNOWN_OPERATIONS and operation not in STREAM_HANDLERS
 
 
 def install(server) -> WirePlugin:
