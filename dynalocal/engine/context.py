@@ -9,7 +9,7 @@ import time
 from typing import Any, Callable
 
 from dynalocal.capacity.registry import Capacity
-from dynalocal.storage.database import ACCOUNT, REGION, Database
+from dynalocal.storage.database import Database
 
 # Browser origins served by default (http.plugins.cors; --cors-origins).
 LOCAL_ORIGINS = ("http://localhost:*", "http://127.0.0.1:*", "http://[::1]:*")
@@ -92,12 +92,6 @@ class Context(_Record):
         self.tokens = {} if tokens is None else tokens
         self.journal = journal
         self.startup = [] if startup is None else startup
-        # The caller of the request being handled (set per request by the authentication step):
-        # its region and account (ARNs), and the catalog key prefix its tables live under
-        # ("" unless --isolation region|account, see server.isolation).
-        self.region = REGION
-        self.account = ACCOUNT
-        self.scope = ""
 
     @property
     def clock(self) -> Callable[[], float]:

@@ -12,6 +12,7 @@ from orjson import JSONDecodeError, dumps, loads
 
 from dynalocal.errors import (DynamoError, InternalServerError, SerializationException, UnknownOperationException,
                               error_body)
+from dynalocal.engine.caller import ANONYMOUS, Caller
 from dynalocal.engine.context import Context
 from dynalocal.engine.operations import HANDLERS, KNOWN_OPERATIONS, STREAM_HANDLERS, STREAMS_PREFIX
 from dynalocal.engine.validation import validate
@@ -24,14 +25,15 @@ TARGET_PREFIXES = ("DynamoDB_20120810.", "DynamoDB_20111205.")
 NOT_FOUND_BODY = b"<UnknownOperationException/>\n"
 
 
-def dispatch(ctx: Context, target: str | None, raw: bytes) -> tuple[int, bytes]:
-    """Decode, route, validate and run one request; return (status, body). Never raises."""
-    status, body, _ = respond(ctx, target, JSON_TYPE, raw)
+def dispatch(ctx: Context, target: str | None, raw: bytes, caller: Caller = ANONYMOUS) -> tuple[int, bytes]:
+    """Decode, route, validate and run one request for `caller`; return (status, body). Never raises."""
+    status, body, _ = respond(ctx, caller, target, JSON_TYPE, raw)
     return status, body
 
 
-def respond(ctx: Context, target: str | None, content_type: bytes | None, raw: bytes) -> tuple[int, bytes, bytes]:
-    """Answer one complete DynamoDB request body: (status, body, content type). Never raises.
+def respond(ctx: Context, caller: Caller, target: str | None, content_type: bytes | None,
+            raw: bytes) -> tuple[int, bytes, bytes]:
+    """Answer one complete DynamoDB request body from `caller`: (status, body, content type). Never raises.
 
     The HTTP layer's one call per request: content type, JSON decoding, routing, validation,
     the handler and encoding, in one function (each Python call counts on this path)."""
@@ -58,7 +60,7 @@ def respond(ctx: Context, target: str | None, content_type: bytes | None, raw: b
         validate(operation, body)
         if None in body.values():  # hardening: a JSON null member counts as absent, as in DynamoDB
             body = {k: v for k, v in body.items() if v is not None}
-        result = handler(ctx, body)
+        result = handler(ctx, caller, body)
         return 200, result if type(result) is bytes else dumps(result), JSON_TYPE
     except DynamoError as err:
         return *_error(err), JSON_TYPE

@@ -5,7 +5,7 @@ and legacy parameters it takes. Everything else is derived from it: HANDLERS and
 (routing, engine.dispatch), the journal's kind of each target (http.durability), and the
 expression compiler's per-operation facts (`expressions.compile.configure`, called below).
 
-A handler takes (context, validated body) and returns a dict or JSON bytes. The data-plane
+A handler takes (context, caller, validated body) and returns a dict or JSON bytes. The data-plane
 modules (items, query, batch) are imported with this module; the rest are imported on the first
 call of one of their operations, which keeps them off server startup: the stand-in then replaces
 itself in its table.
@@ -15,13 +15,14 @@ from __future__ import annotations
 from importlib import import_module
 from typing import Callable
 
+from dynalocal.engine.caller import Caller
 from dynalocal.engine.context import Context
 from dynalocal.engine import batch
 from dynalocal.engine import items
 from dynalocal.engine import query
 from dynalocal.expressions import compile as expression_compiler
 
-Handler = Callable[[Context, dict], "dict | bytes"]
+Handler = Callable[[Context, Caller, dict], "dict | bytes"]
 
 # Tags. Exactly one of READ, WRITE, CONTROL per operation:
 READ = "read"  # changes nothing that is journaled
@@ -110,13 +111,13 @@ def _lazy(table: dict[str, Handler], op: Operation) -> Handler:
     """A stand-in for op's handler: imports it on the first call, then installs it in `table`."""
     real: Handler | None = None
 
-    def handler(ctx: Context, body: dict) -> "dict | bytes":
+    def handler(ctx: Context, caller: Caller, body: dict) -> "dict | bytes":
         nonlocal real
         if real is None:
             real = getattr(import_module(f"dynalocal.engine.{op.module}"), op.function)
             if table.get(op.name) is handler:
                 table[op.name] = real
-        return real(ctx, body)
+        return real(ctx, caller, body)
 
     handler.__name__ = handler.__qualname__ = op.function
     return handler

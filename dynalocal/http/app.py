@@ -12,6 +12,7 @@ from __future__ import annotations
 import asyncio
 import logging
 
+from dynalocal.engine.caller import ANONYMOUS, Caller
 from dynalocal.engine.context import Context
 from dynalocal.engine.dispatch import NOT_FOUND_BODY, respond
 from dynalocal.engine.ttl import sweep_expired
@@ -105,10 +106,10 @@ class DynamoApp:
             except Exception:  # keep sweeping; a bug here must not stop the server
                 log.exception("TTL sweep failed")
 
-    def respond(self, target: str | None, content_type: bytes | None, raw: bytes,
-                ctx: Context | None = None) -> tuple[int, bytes, bytes]:
+    def respond(self, target: str | None, content_type: bytes | None, raw: bytes, ctx: Context | None = None,
+                caller: Caller = ANONYMOUS) -> tuple[int, bytes, bytes]:
         """Answer one complete DynamoDB request body: (status, body, content type). Never raises."""
-        return respond(ctx or self.ctx, target, content_type, raw)
+        return respond(ctx or self.ctx, caller, target, content_type, raw)
 
     async def _dynamo(self, scope, receive, send) -> None:
         target, content_type, length = request_headers(scope["headers"])

@@ -260,7 +260,7 @@ class HttpProtocol(asyncio.Protocol):
             ctx = req.ctx or app.ctx
             journal = ctx.journal
             if journal is None:
-                status, body, content_type = respond(ctx, req.target, req.content_type, req.body)
+                status, body, content_type = respond(ctx, req.caller, req.target, req.content_type, req.body)
                 if self._slots or self.after or (req.state is not None and self.after_marked) \
                         or not req.keep_alive or self.server.stopping:
                     self._emit(*self._reply(req, status, body, content_type))
@@ -268,7 +268,7 @@ class HttpProtocol(asyncio.Protocol):
                     self.transport.write(frame(status, body, content_type, self.defaults.block))
                 return
             journal.begin()
-            status, body, content_type = respond(ctx, req.target, req.content_type, req.body)
+            status, body, content_type = respond(ctx, req.caller, req.target, req.content_type, req.body)
             status, body, durable = journal.seal(req.target, req.body, status, body)
             if durable is None:
                 self._emit(*self._reply(req, status, body, content_type))

@@ -5,7 +5,7 @@ CORS headers. `install(server)` adds them per the server's settings.
 Order of `before` (one request; each step may answer at once):
 1. OPTIONS preflight from a browser (server.cors).
 2. Authentication (server.auth) over the body as sent (signatures cover the compressed bytes);
-   the caller's region, account and table scope are set on the Context the request runs against.
+   the caller (engine.caller.Caller: region, account, table scope) is set on the request (`req.caller`).
    As in DynamoDB, a body that is not JSON or an unknown X-Amz-Target is reported before a
    missing or bad signature (spec wire.md §4): such a request is passed on to be refused there.
 3. Decompression of a Content-Encoding body (server.compression): undecodable -> HTTP 500
@@ -61,8 +61,7 @@ class WirePlugin:
         principal = self.auth.quick(authorization) if authorization is not None else None
         encoding = req.content_encoding
         if principal is not None:  # relaxed or none mode, a well-formed header: the common case
-            ctx = self.ctx
-            ctx.region, ctx.account, ctx.scope = principal.region, principal.account, principal.scope
+            req.caller = principal
         else:
             refusal = self._authenticate(req, url, encoding)
             if refusal is not None:
@@ -77,7 +76,6 @@ class WirePlugin:
         return None
 
     def _authenticate(self, req: Request, url: bytes, encoding: bytes | None) -> Answer | None:
-        ctx = self.ctx
         text = {name.decode("latin-1"): value.decode("latin-1") for name, value in req.headers} \
             if self.auth.mode == "verify" else _LazyHeaders(req)
         path, _, query = url.decode("latin-1").partition("?")
@@ -87,7 +85,7 @@ class WirePlugin:
             if encoding is None and _refused_before_auth(req):
                 return None  # dispatch answers SerializationException / UnknownOperationException
             return Answer(err.status, error_body(err))
-        ctx.region, ctx.account, ctx.scope = principal.region, principal.account, principal.scope
+        req.caller = principal
         return None
 
     def after(self, req: Request, answer: Answer) -> Answer:
