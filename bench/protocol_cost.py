@@ -25,7 +25,8 @@ import orjson
 sys.path.insert(0, str(Path(__file__).resolve().parent))
 from bare_protocol import Bare  # noqa: E402
 
-from dynalocal.http.app import create_app, dispatch  # noqa: E402
+from dynalocal.app import create_app  # noqa: E402
+from dynalocal.engine.dispatch import dispatch  # noqa: E402
 from dynalocal.engine.context import Context, Settings  # noqa: E402
 from dynalocal.http.plugins import install  # noqa: E402
 from dynalocal.http.protocol import HttpProtocol  # noqa: E402

@@ -19,7 +19,7 @@ import time
 
 import orjson
 
-from dynalocal.http.app import dispatch
+from dynalocal.engine.dispatch import dispatch
 from dynalocal.engine.context import Context, Settings
 from dynalocal.values.blob import dumps
 from dynalocal.storage.mutation import Mutation

@@ -16,7 +16,7 @@ import tracemalloc
 
 import orjson
 
-from dynalocal.http.app import dispatch
+from dynalocal.engine.dispatch import dispatch
 from dynalocal.engine.context import Context, Settings
 
 PREFIX = "DynamoDB_20120810."

@@ -46,7 +46,7 @@ class LocalServer:
     def start(self, timeout: float = 30.0) -> "LocalServer":
         """Serve on a free port; return once it accepts requests."""
         began = time.perf_counter()
-        from dynalocal.http.app import create_app
+        from dynalocal.app import create_app
         from dynalocal.engine.context import Context, Settings
         from dynalocal.http.plugins import install as install_plugins
         from dynalocal.http.serve import HttpServer

@@ -12,7 +12,7 @@ import boto3
 import pytest
 from botocore.config import Config
 
-from dynalocal.http.app import create_app
+from dynalocal.app import create_app
 from dynalocal.engine.context import Context, Settings
 from dynalocal.http.plugins import install
 from dynalocal.http.serve import HttpServer

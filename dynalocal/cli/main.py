@@ -137,7 +137,7 @@ def main(argv: list[str] | None = None) -> None:
 
         raise SystemExit(streams_main(argv[1:]))
     args = parse_args(argv)
-    from dynalocal.http.app import create_app
+    from dynalocal.app import create_app
     from dynalocal.http.plugins import install as install_plugins
     from dynalocal.http.serve import HttpServer, StartupFailed
 

@@ -2,15 +2,17 @@
 
 `engine.dispatch.respond` answers one DynamoDB request; dynalocal's own HTTP layer
 (protocol.py) calls it inline for every `POST /`. The app is also an ASGI callable: the
-HTTP layer sends every other route through it (health, 404s, and the admin routes of a small
-Starlette app), and it serves the whole protocol, POST / included, when dynalocal is
-embedded under another ASGI server. Handlers are synchronous and run on the event loop
+HTTP layer sends every other route through it (health, 404s, and the admin routes, an app
+the `admin` factory builds: http does not import admin, dynalocal.app puts the two together),
+and it serves the whole protocol, POST / included, when dynalocal is embedded under another
+ASGI server. Handlers are synchronous and run on the event loop
 thread, one at a time, which makes every request atomic with respect to the others.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any, Callable
 
 from dynalocal.engine.caller import ANONYMOUS, Caller
 from dynalocal.engine.context import Context
@@ -22,14 +24,17 @@ from dynalocal.http.messages import JSON_TYPE, asgi_headers
 log = logging.getLogger("dynalocal")
 
 MAX_BODY = 16 * 1024 * 1024
+# (context, loopback bind?, admin token) -> the ASGI app serving /_dynalocal/ (dynalocal.admin.admin_app)
+AdminFactory = Callable[[Context, bool, "str | None"], Any]
 
 
 class DynamoApp:
     """ASGI entry point."""
 
-    def __init__(self, ctx: Context | None = None) -> None:
+    def __init__(self, ctx: Context | None = None, admin: AdminFactory | None = None) -> None:
         self.ctx = ctx or Context()
-        self._admin = None  # the Starlette app for /_dynalocal/, built on first use (keeps startup short)
+        self._admin_factory = admin  # builds the app serving /_dynalocal/ (None: those routes are 404s)
+        self._admin = None  # that app, built on first use (keeps startup short)
         self._sweeper: asyncio.Task | None = None
 
     async def __call__(self, scope, receive, send) -> None:
@@ -40,7 +45,7 @@ class DynamoApp:
             await self._dynamo(scope, receive, send)
         elif scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == "/":
             await _send(send, 200, self.health_body(dict(scope["headers"]).get(b"host")), b"text/plain")
-        elif scope["type"] == "http" and not scope["path"].startswith("/_dynalocal/"):
+        elif scope["type"] == "http" and (self._admin_factory is None or not scope["path"].startswith("/_dynalocal/")):
             await _send(send, 404, NOT_FOUND_BODY, b"text/plain")
         else:
             await self.admin()(scope, receive, send)
@@ -52,12 +57,10 @@ class DynamoApp:
         return b"healthy: " + host
 
     def admin(self):
-        """The Starlette app serving dynalocal's own endpoints."""
+        """The ASGI app serving dynalocal's own endpoints (built by the `admin` factory on first use)."""
         if self._admin is None:
-            from dynalocal.admin import admin_app
-
             settings = self.ctx.settings
-            self._admin = admin_app(self.ctx, is_loopback_bind(settings.host), settings.admin_token)
+            self._admin = self._admin_factory(self.ctx, is_loopback_bind(settings.host), settings.admin_token)
         return self._admin
 
     async def _lifespan(self, receive, send) -> None:
@@ -159,5 +162,6 @@ async def _send(send, status: int, body: bytes, content_type: bytes = JSON_TYPE)
     await send({"type": "http.response.body", "body": body})
 
 
-def create_app(ctx: Context | None = None) -> DynamoApp:
-    return DynamoApp(ctx)
+def create_app(ctx: Context | None = None, admin: AdminFactory | None = None) -> DynamoApp:
+    """The ASGI app; `admin` (e.g. dynalocal.admin.admin_app) serves /_dynalocal/ (see dynalocal.app)."""
+    return DynamoApp(ctx, admin)

@@ -16,7 +16,7 @@ import pytest
 import uvicorn
 
 from conftest import LiveServer, free_port
-from dynalocal.http.app import create_app
+from dynalocal.app import create_app
 from dynalocal.engine.context import Context, Settings
 from dynalocal.http.durability import Durability
 from dynalocal.http.serve import HttpServer
