@@ -1,6 +1,6 @@
 """DynamoDB errors as the wire shapes them: `__type`, message member, HTTP status.
 
-Every layer raises these; the server codec turns them into response bodies. Nothing else
+Every layer raises these; `error_body` turns them into response bodies. Nothing else
 may escape a handler (anything that does is a bug and becomes a 500 InternalServerError).
 """
 from __future__ import annotations

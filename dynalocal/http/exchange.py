@@ -5,7 +5,8 @@ Plug-ins are plain callables kept in `Hooks` (one instance per server, `HttpServ
 * `before(request) -> Answer | None` runs for every complete request, in order, before
   routing: request decoding (replace `request.body`), CORS preflights and authentication
   (return an `Answer` to answer at once; set `request.caller`, the engine.caller.Caller the
-  request runs as), choosing the `Context` a request runs against (set `request.ctx`). Returning None passes the request on.
+  request runs as), choosing the `Context` a request runs against (set `request.ctx`).
+  Returning None passes the request on.
 * `after(request, answer) -> Answer` runs on every answer of the DynamoDB endpoint and of
   the plug-ins, in order, before framing. The x-amz-crc32 and content-length are computed
   afterwards, over the final body.

@@ -313,8 +313,9 @@ class HttpProtocol(asyncio.Protocol):
                 log.exception("response plug-in failed")
                 answer = Answer(500, _INTERNAL)
             status, body, content_type, extra = answer
-        return frame(status, body, content_type, self.defaults.block, extra, req.keep_alive and not self.server.stopping,
-                     req.method == b"HEAD"), not req.keep_alive
+        keep = req.keep_alive and not self.server.stopping
+        return frame(status, body, content_type, self.defaults.block, extra, keep, req.method == b"HEAD"), \
+            not req.keep_alive
 
     # -- writing answers in order ----------------------------------------------------------------
 

@@ -116,7 +116,8 @@ def batch_execute_statement(ctx: Context, caller: Caller, body: dict) -> dict:
         if mode is not None:
             request["ReturnConsumedCapacity"] = mode
         try:
-            out = decode(get_item(ctx, caller, request)) if operation == "GetItem" else call_write(ctx, caller, operation, request)
+            out = decode(get_item(ctx, caller, request)) if operation == "GetItem" \
+                else call_write(ctx, caller, operation, request)
         except DynamoError as err:
             responses.append(error_entry(err))
             continue
