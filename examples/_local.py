@@ -6,7 +6,7 @@ import threading
 import boto3
 from botocore.config import Config
 
-from dynalocal.http.app import create_app
+from dynalocal.app import create_app
 from dynalocal.engine.context import Context, Settings
 from dynalocal.http.plugins import install
 from dynalocal.http.serve import HttpServer
