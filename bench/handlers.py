@@ -28,7 +28,7 @@ from typing import Callable
 
 import orjson
 
-from dynalocal.http.app import dispatch
+from dynalocal.engine.dispatch import dispatch
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
 from dynalocal.engine.operations import HANDLERS

@@ -27,7 +27,7 @@ from bare_protocol import Bare  # noqa: E402
 
 from dynalocal.cli.build import build_server  # noqa: E402
 from dynalocal.config import Settings  # noqa: E402
-from dynalocal.http.app import dispatch  # noqa: E402
+from dynalocal.engine.dispatch import dispatch  # noqa: E402
 from dynalocal.http.protocol import HttpProtocol  # noqa: E402
 from dynalocal.http.serve import HttpServer  # noqa: E402
 

@@ -19,7 +19,7 @@ import time
 
 import orjson
 
-from dynalocal.http.app import dispatch
+from dynalocal.engine.dispatch import dispatch
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
 from dynalocal.values.blob import dumps

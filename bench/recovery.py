@@ -27,6 +27,7 @@ import urllib.request
 from pathlib import Path
 
 from dynalocal.engine.context import Context
+from dynalocal.engine.caller import ANONYMOUS
 from dynalocal.engine.tables import create_table
 from dynalocal.values.blob import dumps
 from dynalocal.storage.mutation import Mutation
@@ -56,7 +57,7 @@ def records(count: int, item_bytes: int, start: int = 0):
 def build(directory: Path, items: int, tail: int, item_bytes: int, snapshot: bool) -> None:
     """Write the data directory for one scenario."""
     ctx = Context()
-    create_table(ctx, json.loads(json.dumps(TABLE)))
+    create_table(ctx, ANONYMOUS, json.loads(json.dumps(TABLE)))
     entry = ctx.db.tables["bench"]
     table = entry.table
     in_snapshot = items - tail if snapshot else 0

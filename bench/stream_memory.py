@@ -16,7 +16,7 @@ import tracemalloc
 
 import orjson
 
-from dynalocal.http.app import dispatch
+from dynalocal.engine.dispatch import dispatch
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
 

@@ -1,11 +1,13 @@
 """DynamoDB errors as the wire shapes them: `__type`, message member, HTTP status.
 
-Every layer raises these; the server codec turns them into response bodies. Nothing else
+Every layer raises these; `error_body` turns them into response bodies. Nothing else
 may escape a handler (anything that does is a bug and becomes a 500 InternalServerError).
 """
 from __future__ import annotations
 
 from typing import Any
+
+import orjson
 
 CORAL_VALIDATE = "com.amazon.coral.validate#"
 CORAL_SERVICE = "com.amazon.coral.service#"
@@ -129,6 +131,47 @@ class InternalServerError(DynamoError):
     status = 500
 
 
+class RequestTimeoutException(DynamoError):
+    """A request that was not received in time (HTTP 408)."""
+
+    status = 408
+
+
+class DuplicateItemException(DynamoError):
+    """PartiQL INSERT of an item whose key exists."""
+
+
+class ExpiredIteratorException(DynamoError):
+    """DynamoDB Streams: a shard iterator older than its lifetime."""
+
+
+class TrimmedDataAccessException(DynamoError):
+    """DynamoDB Streams: a read before the trim horizon of a shard."""
+
+
 def invalid(detail: str) -> ValidationException:
     """The common 'One or more parameter values were invalid: ...' ValidationException."""
     return ValidationException("One or more parameter values were invalid: " + detail)
+
+
+def malformed_statement(detail: str) -> ValidationException:
+    """PartiQL's syntax-error form."""
+    return ValidationException(f"Statement wasn't well formed, can't be processed: {detail}")
+
+
+def transaction_canceled(reasons: list[dict]) -> TransactionCanceledException:
+    """A cancelled transaction, with one reason per action (`{"Code": ..., "Message"?: ..., "Item"?: ...}`)."""
+    codes = ", ".join(r["Code"] for r in reasons)
+    return TransactionCanceledException(
+        f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
+        CancellationReasons=reasons)
+
+
+def error_body(err: DynamoError) -> bytes:
+    """An error's JSON response body."""
+    return orjson.dumps(err.body())
+
+
+def access_denied_body(message: str) -> bytes:
+    """The body dynalocal's own endpoints refuse with (an AccessDeniedException with a lower-case `message`)."""
+    return orjson.dumps({"__type": DYNAMODB + "AccessDeniedException", "message": message})

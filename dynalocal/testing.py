@@ -131,7 +131,7 @@ class LocalServer:
 
     def reset(self) -> int:
         """Drop every table (and its persisted state), then load the seed files again."""
-        from dynalocal.http.durability import reset_database
+        from dynalocal.engine.reset import reset_database
 
         async def reset() -> int:
             dropped = await reset_database(self.ctx)

@@ -111,7 +111,8 @@ def diagnosis_routes(ctx: Context) -> list[Route]:
 
     async def read(request: Request) -> Response:
         """The console's item browser: Scan, Query or DescribeTable, answered as DynamoDB would."""
-        from dynalocal.http.app import dispatch
+        from dynalocal.engine.caller import ANONYMOUS, Caller
+        from dynalocal.engine.dispatch import dispatch
 
         try:
             body = orjson.loads(await request.body())
@@ -121,17 +122,14 @@ def diagnosis_routes(ctx: Context) -> list[Route]:
                                 status_code=400)
         if operation not in READ_OPERATIONS:
             return JSONResponse({"error": f"the console reads only: {', '.join(READ_OPERATIONS)}"}, status_code=400)
-        caller = (ctx.region, ctx.account, ctx.scope)
+        caller = ANONYMOUS
         name = body.get("TableName")
         if isinstance(name, str) and "/" in name:  # a catalog key under --isolation: <scope>/<name>
             scope, _, body["TableName"] = name.rpartition("/")
             parts = scope.split("/")
-            ctx.scope = scope + "/"
-            ctx.account, ctx.region = (parts[0], parts[1]) if len(parts) == 2 else (ctx.account, parts[0])
-        try:
-            status, answer = dispatch(ctx, f"DynamoDB_20120810.{operation}", orjson.dumps(body))
-        finally:
-            ctx.region, ctx.account, ctx.scope = caller
+            account, region = (parts[0], parts[1]) if len(parts) == 2 else (ANONYMOUS.account, parts[0])
+            caller = Caller("", region, account, "account" if len(parts) == 2 else "region")
+        status, answer = dispatch(ctx, f"DynamoDB_20120810.{operation}", orjson.dumps(body), caller)
         return Response(answer, status_code=status, media_type="application/json")
 
     async def console(request: Request) -> Response:

@@ -18,16 +18,13 @@ from __future__ import annotations
 
 import hmac
 
-import orjson
-
-from dynalocal.http.hosts import is_loopback_bind
+from dynalocal.errors import access_denied_body
 
 PUBLIC_READS = frozenset({"/_dynalocal/health", "/_dynalocal/metrics"})
 READ_METHODS = frozenset({"GET", "HEAD"})
 # Content types a browser may send cross-site without a preflight (the CORS "simple" ones).
 SIMPLE_TYPES = frozenset({b"", b"application/x-www-form-urlencoded", b"multipart/form-data", b"text/plain"})
 SAME_SITE = frozenset({b"same-origin", b"none"})
-ACCESS_DENIED = "com.amazonaws.dynamodb.v20120810#AccessDeniedException"
 
 
 def refusal(method: str, path: str, headers: list[tuple[bytes, bytes]], loopback: bool,
@@ -84,16 +81,16 @@ def _presented_token(headers: dict[bytes, bytes]) -> str | None:
 class AdminGuard:
     """ASGI wrapper applying `refusal` to every request before the admin app sees it."""
 
-    def __init__(self, app, host: str, token: str | None) -> None:
+    def __init__(self, app, loopback: bool, token: str | None) -> None:
         self.app = app
-        self.loopback = is_loopback_bind(host)
+        self.loopback = loopback  # the server binds a loopback address only (http.hosts.is_loopback_bind)
         self.token = token or None
 
     async def __call__(self, scope, receive, send) -> None:
         if scope["type"] == "http":
             reason = refusal(scope["method"], scope["path"], scope["headers"], self.loopback, self.token)
             if reason is not None:
-                body = orjson.dumps({"__type": ACCESS_DENIED, "message": reason})
+                body = access_denied_body(reason)
                 await send({"type": "http.response.start", "status": 403,
                             "headers": [(b"content-type", b"application/json"),
                                         (b"content-length", str(len(body)).encode())]})

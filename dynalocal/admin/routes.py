@@ -9,7 +9,8 @@ from dynalocal.capacity.report import meter_data
 from dynalocal.storage.database import TableEntry
 from dynalocal.engine.context import Context
 from dynalocal.admin.diagnosis_routes import diagnosis_routes
-from dynalocal.http.durability import reset_database
+from dynalocal.engine.reset import reset_database
+from dynalocal.errors import access_denied_body
 
 HOT_KEYS_SHOWN = 5
 
@@ -72,8 +73,8 @@ def admin_routes(ctx: Context) -> list[Route]:
 
     async def reset(_: Request) -> Response:
         if not ctx.settings.allow_reset:
-            return JSONResponse({"__type": "com.amazonaws.dynamodb.v20120810#AccessDeniedException",
-                                 "message": "reset is disabled (--no-reset)"}, status_code=403)
+            return Response(access_denied_body("reset is disabled (--no-reset)"), status_code=403,
+                            media_type="application/json")
         return JSONResponse({"reset": True, "tables_dropped": await reset_database(ctx)})
 
     return [Route("/_dynalocal/reset", reset, methods=["POST"]),

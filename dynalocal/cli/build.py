@@ -7,7 +7,7 @@ from __future__ import annotations
 
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
-from dynalocal.http.app import create_app
+from dynalocal.app import create_app
 from dynalocal.http.serve import HttpServer
 
 

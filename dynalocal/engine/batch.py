@@ -18,6 +18,7 @@ from dynalocal.storage.index import check_index_keys
 from dynalocal.storage.database import TableEntry
 from dynalocal.values.attributes import MAX_ITEM_SIZE, validate_item
 from dynalocal.engine.context import Context
+from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import compile_expressions, data_table
 
 MAX_GET_KEYS = 100
@@ -30,7 +31,7 @@ KEY_EMPTY_PREFIX = "One or more parameter values are not valid. "
 _NO_GSIS: list = []  # shared, never modified: a write on a table without indexes touches no GSI
 
 
-def batch_get_item(ctx: Context, body: dict) -> dict:
+def batch_get_item(ctx: Context, caller: Caller, body: dict) -> dict:
     request: dict[str, dict] = body["RequestItems"]
     if sum(len(spec["Keys"]) for spec in request.values()) > MAX_GET_KEYS:
         raise ValidationException("Too many items requested for the BatchGetItem call")
@@ -39,7 +40,7 @@ def batch_get_item(ctx: Context, body: dict) -> dict:
         for key in spec["Keys"]:
             validate_item(key)
         compiled[name] = compile_expressions(spec, "BatchGetItem")
-    entries = {name: data_table(ctx, name) for name in request}
+    entries = {name: data_table(ctx, caller, name) for name in request}
     plans = []
     for name, spec in request.items():
         schema = entries[name].table.schema
@@ -140,12 +141,12 @@ def _plan_writes(entry: TableEntry, writes: list[tuple[bool, dict, int, dict]]) 
     return planned
 
 
-def batch_write_item(ctx: Context, body: dict) -> dict:
+def batch_write_item(ctx: Context, caller: Caller, body: dict) -> dict:
     request: dict[str, list] = body["RequestItems"]
     if sum(len(items) for items in request.values()) > MAX_WRITES:
         raise ValidationException("Too many items requested for the BatchWriteItem call")
     parsed = _parse_writes(request)
-    entries = [data_table(ctx, name) for name, _ in parsed]
+    entries = [data_table(ctx, caller, name) for name, _ in parsed]
     plans = [(name, entry, _plan_writes(entry, writes)) for (name, writes), entry in zip(parsed, entries)]
     charges = {name: ctx.capacity.charge(entry) for name, entry, _ in plans}
     for charge in charges.values():

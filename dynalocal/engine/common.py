@@ -4,6 +4,7 @@ from __future__ import annotations
 import re
 from collections.abc import Iterable
 
+from dynalocal.engine.caller import Caller
 from dynalocal.engine.context import Context
 from dynalocal.engine.transient import deleting, settle
 from dynalocal.errors import ResourceNotFoundException, ValidationException
@@ -42,21 +43,21 @@ def new_table_name(name: str) -> str:
     return resolved
 
 
-def _lookup(ctx: Context, name: str) -> TableEntry | None:
+def _lookup(ctx: Context, caller: Caller, name: str) -> TableEntry | None:
     """The table a name (or table ARN) means for this request's caller."""
-    tables, scope = ctx.db.tables, ctx.scope
+    tables, scope = ctx.db.tables, caller.scope
     if scope:
         return tables.get(scope + table_name(name))
     return tables.get(name) or tables.get(table_name(name))
 
 
-def data_table(ctx: Context, name: str) -> TableEntry:
+def data_table(ctx: Context, caller: Caller, name: str) -> TableEntry:
     """The table a data-plane request names; missing (or still creating) is ResourceNotFound."""
-    if not ctx.scope:  # the common case, without _lookup's call
+    if not caller.scope:  # the common case, without _lookup's call
         entry = ctx.db.tables.get(name)
         if entry is not None and entry.status == "ACTIVE":
             return entry
-    entry = _lookup(ctx, name)
+    entry = _lookup(ctx, caller, name)
     if entry is None or (entry.status != "ACTIVE" and _creating(ctx, entry)):
         raise ResourceNotFoundException("Requested resource not found")
     return entry
@@ -67,19 +68,19 @@ def _creating(ctx: Context, entry: TableEntry) -> bool:
     return entry.status == "CREATING"
 
 
-def control_table(ctx: Context, name: str) -> TableEntry:
+def control_table(ctx: Context, caller: Caller, name: str) -> TableEntry:
     """The table a control-plane request names (a DELETING one too); missing is ResourceNotFound."""
-    entry = _lookup(ctx, name)
+    entry = _lookup(ctx, caller, name)
     if entry is None and ctx.db.deleting:
-        entry = deleting(ctx).get(ctx.scope + table_name(name))
+        entry = deleting(ctx).get(caller.scope + table_name(name))
     if entry is None:
         raise ResourceNotFoundException(f"Requested resource not found: Table: {table_name(name)} not found")
     return entry
 
 
-def scoped_names(ctx: Context, keys: Iterable[str]) -> list[str]:
-    """The names, among catalog keys, of the tables this request's caller sees."""
-    scope = ctx.scope
+def scoped_names(caller: Caller, keys: Iterable[str]) -> list[str]:
+    """The names, among catalog keys, of the tables this caller sees."""
+    scope = caller.scope
     if not scope:
         return [k for k in keys if "/" not in k]
     return [k[len(scope):] for k in keys if k.startswith(scope) and "/" not in k[len(scope):]]

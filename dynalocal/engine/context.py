@@ -10,7 +10,7 @@ from typing import Any, Callable
 
 from dynalocal.capacity.registry import Capacity
 from dynalocal.config import Settings
-from dynalocal.storage.database import ACCOUNT, REGION, Database
+from dynalocal.storage.database import Database
 
 
 class _Record:
@@ -49,12 +49,6 @@ class Context(_Record):
         self.tokens = {} if tokens is None else tokens
         self.journal = journal
         self.startup = [] if startup is None else startup
-        # The caller of the request being handled (set per request by the authentication step):
-        # its region and account (ARNs), and the catalog key prefix its tables live under
-        # ("" unless --isolation region|account, see server.isolation).
-        self.region = REGION
-        self.account = ACCOUNT
-        self.scope = ""
 
     @property
     def clock(self) -> Callable[[], float]:

@@ -10,6 +10,7 @@ from dynalocal.capacity.charge import Charge
 from dynalocal.storage.index import check_index_keys
 from dynalocal.values.attributes import MAX_ITEM_SIZE, item_size, validate_item
 from dynalocal.engine.context import Context
+from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import EXPRESSION_MEMBERS, check_return_values, compile_expressions, data_table
 
 ITEM_TOO_BIG = "Item size has exceeded the maximum allowed size"
@@ -42,10 +43,10 @@ def _check_condition(charge: Charge, part: int, prefix: bytes, compiled, body: d
     return old_item
 
 
-def get_item(ctx: Context, body: dict) -> dict | bytes:
+def get_item(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
     key = _validate_key(body)
     compiled = compile_expressions(body, "GetItem")
-    entry = data_table(ctx, body["TableName"])
+    entry = data_table(ctx, caller, body["TableName"])
     table = entry.table
     encoded, prefix = table.schema.check_key_parts(key)
     part = table.partition_index(encoded)
@@ -66,7 +67,7 @@ def get_item(ctx: Context, body: dict) -> dict | bytes:
     return b'{"Item":' + record[0] + b"}"
 
 
-def put_item(ctx: Context, body: dict) -> dict | bytes:
+def put_item(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
     item = body["Item"]
     size = validate_item(item)
     if size > MAX_ITEM_SIZE:
@@ -74,7 +75,7 @@ def put_item(ctx: Context, body: dict) -> dict | bytes:
     # check_return_values and compile_expressions, inlined for their common case (no such member)
     return_values = check_return_values(body, RETURN_OLD) if "ReturnValues" in body else "NONE"
     compiled = None if EXPRESSION_MEMBERS.isdisjoint(body) else compile_request(body, "PutItem")
-    entry = data_table(ctx, body["TableName"])
+    entry = data_table(ctx, caller, body["TableName"])
     table = entry.table
     key, prefix = table.schema.check_item_parts(item)
     if table.indexes:
@@ -100,11 +101,11 @@ def put_item(ctx: Context, body: dict) -> dict | bytes:
     return _answer(body, charge, attributes, item)
 
 
-def delete_item(ctx: Context, body: dict) -> dict | bytes:
+def delete_item(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
     key_map = _validate_key(body)
     return_values = check_return_values(body, RETURN_OLD)
     compiled = compile_expressions(body, "DeleteItem")
-    entry = data_table(ctx, body["TableName"])
+    entry = data_table(ctx, caller, body["TableName"])
     table = entry.table
     key, prefix = table.schema.check_key_parts(key_map, KEY_EMPTY_PREFIX)
     part = table.partition_index(key)
@@ -153,13 +154,13 @@ def _answer(body: dict, charge: Charge, attributes: dict | None, key: dict) -> d
 UPDATE_RETURN_VALUES = ("NONE", "ALL_OLD", "UPDATED_OLD", "ALL_NEW", "UPDATED_NEW")
 
 
-def update_item(ctx: Context, body: dict) -> dict | bytes:
+def update_item(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
     key_map = _validate_key(body)
     return_values = body.get("ReturnValues", "NONE")
     if return_values not in UPDATE_RETURN_VALUES:
         raise ValidationException("ReturnValues can only be NONE, ALL_OLD, UPDATED_OLD, ALL_NEW or UPDATED_NEW")
     compiled = compile_expressions(body, "UpdateItem")
-    entry = data_table(ctx, body["TableName"])
+    entry = data_table(ctx, caller, body["TableName"])
     table = entry.table
     schema = table.schema
     key, prefix = schema.check_key_parts(key_map, KEY_EMPTY_PREFIX)

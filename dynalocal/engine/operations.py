@@ -1,96 +1,147 @@
-"""Operation name -> handler. A handler takes (context, validated body) and returns a dict or JSON bytes.
+"""The operation catalogue: every operation, its handler and what other layers need to know of it.
 
-The data-plane modules (items, query, batch) are imported with the package. The rest (control
-plane, transactions, tags, TTL, parity stubs) are imported on the first call of one of their
-operations, which keeps them off server startup; the stand-in then replaces itself in HANDLERS.
+One `Operation` per operation: its handler (module, function), its tags, and the expression
+and legacy parameters it takes. Everything else is derived from it: HANDLERS and STREAM_HANDLERS
+(routing, engine.dispatch), the journal's kind of each target (http.durability), and the
+expression compiler's per-operation facts (`expressions.compile.configure`, called below).
+
+A handler takes (context, caller, validated body) and returns a dict or JSON bytes. The data-plane
+modules (items, query, batch) are imported with this module; the rest are imported on the first
+call of one of their operations, which keeps them off server startup: the stand-in then replaces
+itself in its table.
 """
 from __future__ import annotations
 
 from importlib import import_module
 from typing import Callable
 
+from dynalocal.engine.caller import Caller
 from dynalocal.engine.context import Context
 from dynalocal.engine import batch
 from dynalocal.engine import items
 from dynalocal.engine import query
+from dynalocal.expressions import compile as expression_compiler
 
-Handler = Callable[[Context, dict], "dict | bytes"]
+Handler = Callable[[Context, Caller, dict], "dict | bytes"]
 
-HANDLERS: dict[str, Handler] = {
-    "GetItem": items.get_item,
-    "PutItem": items.put_item,
-    "DeleteItem": items.delete_item,
-    "UpdateItem": items.update_item,
-    "Query": query.query,
-    "Scan": query.scan,
-    "BatchGetItem": batch.batch_get_item,
-    "BatchWriteItem": batch.batch_write_item,
-}
+# Tags. Exactly one of READ, WRITE, CONTROL per operation:
+READ = "read"  # changes nothing that is journaled
+WRITE = "write"  # writes items (and stream records), never table metadata
+CONTROL = "control"  # may change table metadata (journaled as metadata records)
+TOKEN = "token"  # records a ClientRequestToken (a write whose token is undone with it)
+SINGLE_ITEM = "single-item"  # PutItem/UpdateItem/DeleteItem: validation messages carry a prefix
+STREAMS = "streams"  # the DynamoDB Streams API (its own target prefix)
 
-# Operation -> (module, function) of the handlers imported on first use.
-LAZY: dict[str, tuple[str, str]] = {
-    "CreateTable": ("tables", "create_table"),
-    "DescribeTable": ("tables", "describe_table"),
-    "DeleteTable": ("tables", "delete_table"),
-    "ListTables": ("tables", "list_tables"),
-    "UpdateTable": ("tables", "update_table"),
-    "DescribeLimits": ("tables", "describe_limits"),
-    "DescribeEndpoints": ("tables", "describe_endpoints"),
-    "TransactWriteItems": ("transactions", "transact_write_items"),
-    "TransactGetItems": ("transactions", "transact_get_items"),
-    "TagResource": ("tags", "tag_resource"),
-    "UntagResource": ("tags", "untag_resource"),
-    "ListTagsOfResource": ("tags", "list_tags_of_resource"),
-    "UpdateTimeToLive": ("ttl", "update_time_to_live"),
-    "DescribeTimeToLive": ("ttl", "describe_time_to_live"),
-    "ExecuteStatement": ("partiql.statement", "execute_statement"),
-    "BatchExecuteStatement": ("partiql.batch", "batch_execute_statement"),
-    "ExecuteTransaction": ("partiql.batch", "execute_transaction"),
-    "DescribeContinuousBackups": ("parity", "describe_continuous_backups"),
-    "UpdateContinuousBackups": ("parity", "update_continuous_backups"),
-    "DescribeContributorInsights": ("parity", "describe_contributor_insights"),
-    "UpdateContributorInsights": ("parity", "update_contributor_insights"),
-    "ListContributorInsights": ("parity", "list_contributor_insights"),
-    "DescribeKinesisStreamingDestination": ("parity", "describe_kinesis_streaming_destination"),
-}
+PROJECTION, CONDITION, UPDATE = "ProjectionExpression", "ConditionExpression", "UpdateExpression"
+FILTER, KEY_CONDITION = "FilterExpression", "KeyConditionExpression"
+EXPECTED = ("Expected", "ConditionalOperator")
 
 
-def _lazy(operation: str, module: str, name: str) -> Handler:
-    """A stand-in for `module.name`: imports it on the first call, then installs it in HANDLERS."""
+class Operation:
+    """One operation of the catalogue (read-only once built)."""
+
+    __slots__ = ("name", "module", "function", "tags", "expressions", "legacy")
+
+    def __init__(self, name: str, module: str, function: str, *tags: str, expressions: tuple[str, ...] = (),
+                 legacy: tuple[str, ...] = ()) -> None:
+        self.name = name
+        self.module = module  # under dynalocal.engine
+        self.function = function
+        self.tags = frozenset(tags)
+        self.expressions = expressions  # expression parameters taken, in DynamoDB's listing order
+        self.legacy = legacy  # their legacy equivalents
+
+
+OPERATIONS: dict[str, Operation] = {op.name: op for op in (
+    Operation("GetItem", "items", "get_item", READ, expressions=(PROJECTION,), legacy=("AttributesToGet",)),
+    Operation("PutItem", "items", "put_item", WRITE, SINGLE_ITEM, expressions=(CONDITION,), legacy=EXPECTED),
+    Operation("DeleteItem", "items", "delete_item", WRITE, SINGLE_ITEM, expressions=(CONDITION,), legacy=EXPECTED),
+    Operation("UpdateItem", "items", "update_item", WRITE, SINGLE_ITEM, expressions=(UPDATE, CONDITION),
+              legacy=("AttributeUpdates", *EXPECTED)),
+    Operation("Query", "query", "query", READ, expressions=(PROJECTION, FILTER, KEY_CONDITION),
+              legacy=("AttributesToGet", "QueryFilter", "ConditionalOperator", "KeyConditions")),
+    Operation("Scan", "query", "scan", READ, expressions=(PROJECTION, FILTER),
+              legacy=("AttributesToGet", "ScanFilter", "ConditionalOperator")),
+    Operation("BatchGetItem", "batch", "batch_get_item", READ, expressions=(PROJECTION,),
+              legacy=("AttributesToGet",)),
+    Operation("BatchWriteItem", "batch", "batch_write_item", WRITE),
+    Operation("TransactGetItems", "transactions", "transact_get_items", READ, expressions=(PROJECTION,)),
+    # (an Update action also takes UpdateExpression: see expressions.compile)
+    Operation("TransactWriteItems", "transactions", "transact_write_items", WRITE, TOKEN, expressions=(CONDITION,)),
+    Operation("ExecuteStatement", "partiql.statement", "execute_statement", WRITE),
+    Operation("BatchExecuteStatement", "partiql.batch", "batch_execute_statement", WRITE),
+    Operation("ExecuteTransaction", "partiql.batch", "execute_transaction", WRITE, TOKEN),
+    Operation("CreateTable", "tables", "create_table", CONTROL),
+    Operation("DescribeTable", "tables", "describe_table", READ),
+    Operation("DeleteTable", "tables", "delete_table", CONTROL),
+    Operation("ListTables", "tables", "list_tables", READ),
+    Operation("UpdateTable", "tables", "update_table", CONTROL),
+    Operation("DescribeLimits", "tables", "describe_limits", READ),
+    Operation("DescribeEndpoints", "tables", "describe_endpoints", READ),
+    Operation("TagResource", "tags", "tag_resource", CONTROL),
+    Operation("UntagResource", "tags", "untag_resource", CONTROL),
+    Operation("ListTagsOfResource", "tags", "list_tags_of_resource", READ),
+    Operation("UpdateTimeToLive", "ttl", "update_time_to_live", CONTROL),
+    Operation("DescribeTimeToLive", "ttl", "describe_time_to_live", READ),
+    Operation("DescribeContinuousBackups", "parity", "describe_continuous_backups", READ),
+    Operation("UpdateContinuousBackups", "parity", "update_continuous_backups", CONTROL),
+    Operation("DescribeContributorInsights", "parity", "describe_contributor_insights", READ),
+    Operation("UpdateContributorInsights", "parity", "update_contributor_insights", CONTROL),
+    Operation("ListContributorInsights", "parity", "list_contributor_insights", READ),
+    Operation("DescribeKinesisStreamingDestination", "parity", "describe_kinesis_streaming_destination", READ),
+    Operation("ListStreams", "streams", "list_streams", READ, STREAMS),
+    Operation("DescribeStream", "streams", "describe_stream", READ, STREAMS),
+    Operation("GetShardIterator", "streams", "get_shard_iterator", READ, STREAMS),
+    Operation("GetRecords", "streams", "get_records", READ, STREAMS),
+)}
+
+# DynamoDB operations dynalocal does not implement: a clear error, not "unknown operation".
+UNIMPLEMENTED = frozenset("""
+CreateBackup CreateGlobalTable DeleteBackup DeleteResourcePolicy DescribeBackup DescribeExport DescribeGlobalTable
+DescribeGlobalTableSettings DescribeImport DescribeTableReplicaAutoScaling DisableKinesisStreamingDestination
+EnableKinesisStreamingDestination ExportTableToPointInTime GetResourcePolicy ImportTable ListBackups ListExports
+ListGlobalTables ListImports PutResourcePolicy RestoreTableFromBackup RestoreTableToPointInTime UpdateGlobalTable
+UpdateGlobalTableSettings UpdateKinesisStreamingDestination UpdateTableReplicaAutoScaling
+""".split())
+EAGER = {"items": items, "query": query, "batch": batch}  # imported with this module (the data plane)
+STREAMS_PREFIX = "DynamoDBStreams_20120810."
+
+
+def _lazy(table: dict[str, Handler], op: Operation) -> Handler:
+    """A stand-in for op's handler: imports it on the first call, then installs it in `table`."""
     real: Handler | None = None
 
-    def handler(ctx: Context, body: dict) -> "dict | bytes":
+    def handler(ctx: Context, caller: Caller, body: dict) -> "dict | bytes":
         nonlocal real
         if real is None:
-            real = getattr(import_module(f"dynalocal.engine.{module}"), name)
-            for table in (HANDLERS, STREAM_HANDLERS):
-                if table.get(operation) is handler:
-                    table[operation] = real
-        return real(ctx, body)
+            real = getattr(import_module(f"dynalocal.engine.{op.module}"), op.function)
+            if table.get(op.name) is handler:
+                table[op.name] = real
+        return real(ctx, caller, body)
 
-    handler.__name__ = handler.__qualname__ = name
+    handler.__name__ = handler.__qualname__ = op.function
     return handler
 
 
-HANDLERS.update((op, _lazy(op, module, name)) for op, (module, name) in LAZY.items())
+def _handlers(streams: bool) -> dict[str, Handler]:
+    table: dict[str, Handler] = {}
+    for op in OPERATIONS.values():
+        if (STREAMS in op.tags) is streams:
+            module = EAGER.get(op.module)
+            table[op.name] = getattr(module, op.function) if module is not None else _lazy(table, op)
+    return table
 
-# The DynamoDB Streams API, served on the same port under its own target prefix.
-STREAMS_PREFIX = "DynamoDBStreams_20120810."
-STREAM_HANDLERS: dict[str, Handler] = {}
-STREAM_HANDLERS.update((op, _lazy(op, "streams", name)) for op, name in (
-    ("ListStreams", "list_streams"), ("DescribeStream", "describe_stream"),
-    ("GetShardIterator", "get_shard_iterator"), ("GetRecords", "get_records")))
 
-# Every operation DynamoDB has: known-but-unimplemented ones get a clear error, not "unknown".
-KNOWN_OPERATIONS = frozenset("""
-BatchExecuteStatement BatchGetItem BatchWriteItem CreateBackup CreateGlobalTable CreateTable DeleteBackup
-DeleteItem DeleteResourcePolicy DeleteTable DescribeBackup DescribeContinuousBackups DescribeContributorInsights
-DescribeEndpoints DescribeExport DescribeGlobalTable DescribeGlobalTableSettings DescribeImport
-DescribeKinesisStreamingDestination DescribeLimits DescribeTable DescribeTableReplicaAutoScaling DescribeTimeToLive
-DisableKinesisStreamingDestination EnableKinesisStreamingDestination ExecuteStatement ExecuteTransaction
-ExportTableToPointInTime GetItem GetResourcePolicy ImportTable ListBackups ListContributorInsights ListExports
-ListGlobalTables ListImports ListTables ListTagsOfResource PutItem PutResourcePolicy Query RestoreTableFromBackup
-RestoreTableToPointInTime Scan TagResource TransactGetItems TransactWriteItems UntagResource UpdateContinuousBackups
-UpdateContributorInsights UpdateGlobalTable UpdateGlobalTableSettings UpdateItem UpdateKinesisStreamingDestination
-UpdateTable UpdateTableReplicaAutoScaling UpdateTimeToLive
-""".split())
+HANDLERS = _handlers(streams=False)  # the DynamoDB API
+STREAM_HANDLERS = _handlers(streams=True)  # the DynamoDB Streams API, served on the same port
+KNOWN_OPERATIONS = frozenset(HANDLERS) | UNIMPLEMENTED  # every operation DynamoDB's API has
+
+
+def tagged(tag: str) -> frozenset[str]:
+    """The names of the operations carrying `tag`."""
+    return frozenset(name for name, op in OPERATIONS.items() if tag in op.tags)
+
+
+expression_compiler.configure(
+    {name: (op.expressions, op.legacy) for name, op in OPERATIONS.items() if op.expressions or op.legacy},
+    tagged(SINGLE_ITEM))

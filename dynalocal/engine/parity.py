@@ -4,22 +4,23 @@ from __future__ import annotations
 import time
 from typing import Any
 
+from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import control_table, scoped_names, table_name
 from dynalocal.engine.context import Context
 from dynalocal.errors import ResourceNotFoundException, TableNotFoundException
 from dynalocal.storage.database import TableEntry
 
 
-def _backup_table(ctx: Context, name: str) -> TableEntry:
+def _backup_table(ctx: Context, caller: Caller, name: str) -> TableEntry:
     """The table of a continuous-backups call; missing is TableNotFoundException, as DynamoDB answers."""
     try:
-        return control_table(ctx, name)
+        return control_table(ctx, caller, name)
     except ResourceNotFoundException:
         raise TableNotFoundException(f"Table not found: {table_name(name)}") from None
 
 
-def describe_continuous_backups(ctx: Context, body: dict) -> dict:
-    entry = _backup_table(ctx, body["TableName"])
+def describe_continuous_backups(ctx: Context, caller: Caller, body: dict) -> dict:
+    entry = _backup_table(ctx, caller, body["TableName"])
     pitr: dict[str, Any] = {"PointInTimeRecoveryStatus": "ENABLED" if entry.point_in_time_recovery else "DISABLED"}
     if entry.point_in_time_recovery:
         pitr.update(RecoveryPeriodInDays=35, EarliestRestorableDateTime=entry.created,
@@ -29,15 +30,15 @@ def describe_continuous_backups(ctx: Context, body: dict) -> dict:
                                              "PointInTimeRecoveryDescription": pitr}}
 
 
-def update_continuous_backups(ctx: Context, body: dict) -> dict:
-    entry = _backup_table(ctx, body["TableName"])
+def update_continuous_backups(ctx: Context, caller: Caller, body: dict) -> dict:
+    entry = _backup_table(ctx, caller, body["TableName"])
     entry.point_in_time_recovery = body["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"]
-    return describe_continuous_backups(ctx, body)
+    return describe_continuous_backups(ctx, caller, body)
 
 
-def describe_contributor_insights(ctx: Context, body: dict) -> dict:
+def describe_contributor_insights(ctx: Context, caller: Caller, body: dict) -> dict:
     """Status only: the figures themselves are served at GET /_dynalocal/tables/<table>/partitions."""
-    entry = control_table(ctx, body["TableName"])
+    entry = control_table(ctx, caller, body["TableName"])
     index = body.get("IndexName")
     status = entry.contributor_insights.get(index, "DISABLED")
     out: dict[str, Any] = {"TableName": entry.name, "ContributorInsightsStatus": status}
@@ -50,8 +51,8 @@ def describe_contributor_insights(ctx: Context, body: dict) -> dict:
     return out
 
 
-def update_contributor_insights(ctx: Context, body: dict) -> dict:
-    entry = control_table(ctx, body["TableName"])
+def update_contributor_insights(ctx: Context, caller: Caller, body: dict) -> dict:
+    entry = control_table(ctx, caller, body["TableName"])
     index = body.get("IndexName")
     enable = body["ContributorInsightsAction"] == "ENABLE"
     entry.contributor_insights[index] = "ENABLED" if enable else "DISABLED"
@@ -61,11 +62,11 @@ def update_contributor_insights(ctx: Context, body: dict) -> dict:
     return out
 
 
-def list_contributor_insights(ctx: Context, body: dict) -> dict:
-    names = [body["TableName"]] if body.get("TableName") else sorted(scoped_names(ctx, ctx.db.tables))
+def list_contributor_insights(ctx: Context, caller: Caller, body: dict) -> dict:
+    names = [body["TableName"]] if body.get("TableName") else sorted(scoped_names(caller, ctx.db.tables))
     summaries = []
     for name in names:
-        entry = control_table(ctx, name)
+        entry = control_table(ctx, caller, name)
         for index, status in entry.contributor_insights.items():
             summary = {"TableName": entry.name, "ContributorInsightsStatus": status}
             if index:
@@ -74,6 +75,6 @@ def list_contributor_insights(ctx: Context, body: dict) -> dict:
     return {"ContributorInsightsSummaries": summaries}
 
 
-def describe_kinesis_streaming_destination(ctx: Context, body: dict) -> dict:
-    entry = control_table(ctx, body["TableName"])
+def describe_kinesis_streaming_destination(ctx: Context, caller: Caller, body: dict) -> dict:
+    entry = control_table(ctx, caller, body["TableName"])
     return {"TableName": entry.name, "KinesisDataStreamDestinations": []}

@@ -23,6 +23,7 @@ from dynalocal.storage.table import ItemStore
 from dynalocal.values import numbers
 from dynalocal.values.attributes import validate_item
 from dynalocal.values.keys import KeySchema
+from dynalocal.engine.caller import Caller
 
 QUERY_PREFIX = "1 validation error detected: "
 NO_MATCH = "The provided key element does not match the schema"
@@ -119,13 +120,13 @@ def filter_names(body: dict, compiled: Any) -> frozenset[str] | None:
     return None
 
 
-def query(ctx: Context, body: dict) -> dict | bytes:
+def query(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
     if "KeyConditionExpression" not in body and "KeyConditions" not in body:
         raise ValidationException("Either the KeyConditions or KeyConditionExpression parameter must be specified "
                                   "in the request.")
     select = select_of(body, "Query")
     compiled = compile_expressions(body, "Query")
-    entry = data_table(ctx, body["TableName"])
+    entry = data_table(ctx, caller, body["TableName"])
     index = target_of(entry, body, select)
     schema = index.schema if index is not None else entry.table.schema
     assert compiled is not None and compiled.key_condition is not None  # a key condition is required (above)
@@ -194,7 +195,7 @@ def _query_start(entry: TableEntry, index: Index | None, esk: dict, h: str, op: 
     return index.start_key(esk) if index is not None else table_schema.encode_item(esk)
 
 
-def scan(ctx: Context, body: dict) -> dict | bytes:
+def scan(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
     segment, total = body.get("Segment"), body.get("TotalSegments")
     if segment is not None and total is None:
         raise ValidationException("The TotalSegments parameter is required but was not present in the request when "
@@ -207,7 +208,7 @@ def scan(ctx: Context, body: dict) -> dict | bytes:
                                   f"Segment: {segment} is not less than TotalSegments: {total}")
     select = select_of(body, "Scan")
     compiled = compile_expressions(body, "Scan")
-    entry = data_table(ctx, body["TableName"])
+    entry = data_table(ctx, caller, body["TableName"])
     index = target_of(entry, body, select)
     store: ItemStore = index if index is not None else entry.table
     segment, total = segment or 0, total or 1

@@ -17,10 +17,12 @@ from typing import Any
 
 import orjson
 
-from dynalocal.errors import DynamoError, ResourceNotFoundException, ValidationException
+from dynalocal.errors import (ExpiredIteratorException, ResourceNotFoundException, TrimmedDataAccessException,
+                              ValidationException)
 from dynalocal.storage.database import SCOPE_SEPARATOR
 from dynalocal.storage.streams import EVENT_NAMES, NEW_VIEWS, OLD_VIEWS, Shard, Stream
 from dynalocal.engine.context import Context
+from dynalocal.engine.caller import Caller
 
 ITERATOR_LIFETIME = 15 * 60.0
 MAX_RECORDS = 1000
@@ -31,27 +33,19 @@ SERVICE_IDENTITY = {"PrincipalId": "dynamodb.amazonaws.com", "Type": "Service"}
 _TOKEN = struct.Struct("<QdI")  # next sequence number, issue time, crc32 of shard id + the two
 
 
-class ExpiredIteratorException(DynamoError):
-    pass
-
-
-class TrimmedDataAccessException(DynamoError):
-    pass
-
-
-def _stream(ctx: Context, arn: str) -> Stream:
+def _stream(ctx: Context, caller: Caller, arn: str) -> Stream:
     if STREAM_ARN.fullmatch(arn) is None:
         raise ValidationException(f"Invalid StreamArn: {arn}")
     registry = ctx.db.streams
     stream = registry.streams.get(arn)
-    if stream is None or not stream.readable(registry.clock()) or not _in_scope(ctx, stream):
+    if stream is None or not stream.readable(registry.clock()) or not _in_scope(caller, stream):
         raise ResourceNotFoundException(f"Requested resource not found: Stream: {arn} not found")
     return stream
 
 
-def _in_scope(ctx: Context, stream: Stream) -> bool:
+def _in_scope(caller: Caller, stream: Stream) -> bool:
     """Whether the caller sees this stream (under --isolation, only its own tables' streams)."""
-    scope, key = ctx.scope, stream.table_name
+    scope, key = caller.scope, stream.table_name
     return not scope or (key.startswith(scope) and SCOPE_SEPARATOR not in key[len(scope):])
 
 
@@ -67,11 +61,11 @@ def _table_name(stream: Stream) -> str:
     return stream.table_name.rpartition(SCOPE_SEPARATOR)[2]
 
 
-def list_streams(ctx: Context, body: dict) -> dict:
-    streams = [s for s in ctx.db.streams.visible() if _in_scope(ctx, s)]
+def list_streams(ctx: Context, caller: Caller, body: dict) -> dict:
+    streams = [s for s in ctx.db.streams.visible() if _in_scope(caller, s)]
     name = body.get("TableName")
     if name is not None:
-        streams = [s for s in streams if s.table_name == ctx.scope + name]
+        streams = [s for s in streams if s.table_name == caller.scope + name]
     start = body.get("ExclusiveStartStreamArn")
     if start is not None:
         arns = [s.arn for s in streams]
@@ -84,8 +78,8 @@ def list_streams(ctx: Context, body: dict) -> dict:
     return out
 
 
-def describe_stream(ctx: Context, body: dict) -> dict:
-    stream = _stream(ctx, body["StreamArn"])
+def describe_stream(ctx: Context, caller: Caller, body: dict) -> dict:
+    stream = _stream(ctx, caller, body["StreamArn"])
     stream.trim(ctx.db.streams.clock())
     shards = list(stream.shards.values())
     shard_filter = body.get("ShardFilter")
@@ -133,8 +127,8 @@ def _sequence_number(body: dict) -> int:
     return int(text)
 
 
-def get_shard_iterator(ctx: Context, body: dict) -> dict:
-    stream = _stream(ctx, body["StreamArn"])
+def get_shard_iterator(ctx: Context, caller: Caller, body: dict) -> dict:
+    stream = _stream(ctx, caller, body["StreamArn"])
     now = ctx.db.streams.clock()
     stream.trim(now)
     shard = _shard(stream, body["ShardId"])
@@ -179,13 +173,13 @@ def read_iterator(iterator: str) -> tuple[str, str, int, float]:
     return arn, shard_id, position, issued
 
 
-def get_records(ctx: Context, body: dict) -> dict:
+def get_records(ctx: Context, caller: Caller, body: dict) -> dict:
     arn, shard_id, position, issued = read_iterator(body["ShardIterator"])
     limit = body.get("Limit", MAX_RECORDS)
     if limit > MAX_RECORDS:
         raise ValidationException(f"1 validation error detected: Value '{limit}' at 'limit' failed to satisfy "
                                   f"constraint: Member must have value less than or equal to {MAX_RECORDS}")
-    stream = _stream(ctx, arn)
+    stream = _stream(ctx, caller, arn)
     now = ctx.db.streams.clock()
     if now - issued > ITERATOR_LIFETIME:
         raise ExpiredIteratorException("Iterator expired. The iterator was created at time "

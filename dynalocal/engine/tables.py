@@ -12,6 +12,7 @@ from dynalocal.errors import ResourceInUseException, ValidationException, invali
 from dynalocal.storage.database import TableEntry
 from dynalocal.storage.index import build_indexes
 from dynalocal.values.keys import KeySchema
+from dynalocal.engine.caller import Caller
 
 MAX_THROUGHPUT = 10**12
 
@@ -91,7 +92,7 @@ def _indexes(body: dict, types: dict[str, str], schema: KeySchema, billing: str)
     return list(gsis or []), list(lsis or [])
 
 
-def create_table(ctx: Context, body: dict) -> dict:
+def create_table(ctx: Context, caller: Caller, body: dict) -> dict:
     name = new_table_name(body["TableName"])
     definitions = body.get("AttributeDefinitions")
     key_schema = body.get("KeySchema")
@@ -118,13 +119,13 @@ def create_table(ctx: Context, body: dict) -> dict:
                       f"keys used: [{', '.join(sorted(used))}]")
     tags = body.get("Tags") or []
     stream = stream_spec.check(body.get("StreamSpecification"))
-    key = ctx.scope + name
+    key = caller.scope + name
     if key in ctx.db.tables or key in ctx.db.deleting:
         raise ResourceInUseException(f"Table already exists: {name}")
     extra = {k: body[k] for k in ("SSESpecification", "TableClass",
                                   "DeletionProtectionEnabled", "OnDemandThroughput", "WarmThroughput") if k in body}
     entry = ctx.db.create(
-        key, schema, region=ctx.region, account=ctx.account, key_schema=key_schema,
+        key, schema, region=caller.region, account=caller.account, key_schema=key_schema,
         attribute_definitions=definitions, billing_mode=billing,
         read_capacity=read, write_capacity=write, gsis=gsis, lsis=lsis,
         tags={t["Key"]: t["Value"] for t in tags}, extra=extra)
@@ -220,14 +221,14 @@ def _describe_lsi(entry: TableEntry, lsi: dict) -> dict:
             "IndexSizeBytes": size, "ItemCount": count, "IndexArn": f"{entry.arn}/index/{lsi['IndexName']}"}
 
 
-def describe_table(ctx: Context, body: dict) -> dict:
-    entry = control_table(ctx, body["TableName"])
+def describe_table(ctx: Context, caller: Caller, body: dict) -> dict:
+    entry = control_table(ctx, caller, body["TableName"])
     transient.settle(ctx, entry)
     return {"Table": describe(entry)}
 
 
-def delete_table(ctx: Context, body: dict) -> dict:
-    entry = control_table(ctx, body["TableName"])
+def delete_table(ctx: Context, caller: Caller, body: dict) -> dict:
+    entry = control_table(ctx, caller, body["TableName"])
     if entry.status == "DELETING":  # deleting it again is no error
         return {"TableDescription": describe_deleted(entry)}
     transient.check_not_in_use(ctx, entry)
@@ -241,13 +242,13 @@ def delete_table(ctx: Context, body: dict) -> dict:
     return {"TableDescription": describe_deleted(entry)}
 
 
-def list_tables(ctx: Context, body: dict) -> dict:
+def list_tables(ctx: Context, caller: Caller, body: dict) -> dict:
     limit = body.get("Limit", 100)
     start = body.get("ExclusiveStartTableName")
     keys = list(ctx.db.tables)
     if ctx.db.deleting:
         keys += transient.deleting(ctx)
-    names = sorted(scoped_names(ctx, keys), key=lambda n: n.encode())
+    names = sorted(scoped_names(caller, keys), key=lambda n: n.encode())
     if start is not None:
         names = [n for n in names if n.encode() > start.encode()]
     out: dict[str, Any] = {"TableNames": names[:limit]}
@@ -256,8 +257,8 @@ def list_tables(ctx: Context, body: dict) -> dict:
     return out
 
 
-def update_table(ctx: Context, body: dict) -> dict:
-    entry = control_table(ctx, body["TableName"])
+def update_table(ctx: Context, caller: Caller, body: dict) -> dict:
+    entry = control_table(ctx, caller, body["TableName"])
     if entry.status == "DELETING":
         raise ResourceInUseException(f"Attempt to change a resource which is still in use: Table is being deleted: "
                                      f"{entry.name}")
@@ -323,10 +324,10 @@ def update_table(ctx: Context, body: dict) -> dict:
     return out
 
 
-def describe_limits(ctx: Context, body: dict) -> dict:
+def describe_limits(ctx: Context, caller: Caller, body: dict) -> dict:
     return {"AccountMaxReadCapacityUnits": 80000, "AccountMaxWriteCapacityUnits": 80000,
             "TableMaxReadCapacityUnits": 40000, "TableMaxWriteCapacityUnits": 40000}
 
 
-def describe_endpoints(ctx: Context, body: dict) -> dict:
+def describe_endpoints(ctx: Context, caller: Caller, body: dict) -> dict:
     return {"Endpoints": [{"Address": f"{ctx.settings.host}:{ctx.settings.port}", "CachePeriodInMinutes": 1440}]}

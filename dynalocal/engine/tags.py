@@ -5,6 +5,7 @@ import re
 
 from dynalocal.capacity.registry import MODEL_TAG, PARTITIONS_TAG
 from dynalocal.engine.context import Context
+from dynalocal.engine.caller import Caller
 from dynalocal.errors import AccessDeniedException, ResourceNotFoundException, ValidationException
 from dynalocal.storage.database import TableEntry
 
@@ -12,13 +13,13 @@ MAX_TAGS = 50
 _TAG_TEXT = re.compile(r"[\w\s.:/=+\-@]*")  # AWS tagging convention: letters, digits, spaces, _ . : / = + - @
 
 
-def _table_for_arn(ctx: Context, arn: str, operation: str) -> TableEntry:
+def _table_for_arn(ctx: Context, caller: Caller, arn: str, operation: str) -> TableEntry:
     if not arn.startswith("arn:"):
         raise ValidationException("ARNs must start with 'arn:'")
     parts = arn.split(":", 5)
     if len(parts) < 6 or parts[2] != "dynamodb" or not parts[5].startswith("table/") or "/" in parts[5][6:]:
         raise ValidationException(f"Invalid TableArn: Invalid ResourceArn provided as input {arn}")
-    entry = ctx.db.tables.get(ctx.scope + parts[5][6:])
+    entry = ctx.db.tables.get(caller.scope + parts[5][6:])
     if entry is None or entry.arn != arn:
         if operation == "ListTagsOfResource":  # DynamoDB answers AccessDenied here (docs/behaviour/validation.md §6)
             raise AccessDeniedException(f"User: arn:aws:iam::{parts[4]}:root is not authorized to perform: "
@@ -51,22 +52,22 @@ def _retag(ctx: Context, entry: TableEntry, tags: dict[str, str]) -> None:
         ctx.capacity.configure(entry)
 
 
-def tag_resource(ctx: Context, body: dict) -> bytes:
-    entry = _table_for_arn(ctx, body["ResourceArn"], "TagResource")
+def tag_resource(ctx: Context, caller: Caller, body: dict) -> bytes:
+    entry = _table_for_arn(ctx, caller, body["ResourceArn"], "TagResource")
     if not body["Tags"]:
         raise ValidationException("Atleast one Tag needs to be provided as Input.")
     _retag(ctx, entry, check_tags(body["Tags"], entry.tags))
     return b""  # DynamoDB answers tagging with an empty body
 
 
-def untag_resource(ctx: Context, body: dict) -> bytes:
-    entry = _table_for_arn(ctx, body["ResourceArn"], "UntagResource")
+def untag_resource(ctx: Context, caller: Caller, body: dict) -> bytes:
+    entry = _table_for_arn(ctx, caller, body["ResourceArn"], "UntagResource")
     if not body["TagKeys"]:
         raise ValidationException("Atleast one Tag Key needs to be provided as Input.")
     _retag(ctx, entry, {k: v for k, v in entry.tags.items() if k not in set(body["TagKeys"])})
     return b""
 
 
-def list_tags_of_resource(ctx: Context, body: dict) -> dict:
-    entry = _table_for_arn(ctx, body["ResourceArn"], "ListTagsOfResource")
+def list_tags_of_resource(ctx: Context, caller: Caller, body: dict) -> dict:
+    entry = _table_for_arn(ctx, caller, body["ResourceArn"], "ListTagsOfResource")
     return {"Tags": [{"Key": k, "Value": v} for k, v in entry.tags.items()]}

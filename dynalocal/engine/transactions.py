@@ -14,7 +14,7 @@ from typing import Any
 import orjson
 
 from dynalocal.errors import (ConditionalCheckFailedException, DynamoError, IdempotentParameterMismatchException,
-                       TransactionCanceledException, ValidationException)
+                       TransactionCanceledException, ValidationException, transaction_canceled)
 from dynalocal.expressions import compile_request
 from dynalocal.values.blob import dumps
 from dynalocal.capacity.charge import Charge, GsiWrite, consumed_list, partition_key
@@ -22,6 +22,7 @@ from dynalocal.storage.database import TableEntry
 from dynalocal.storage.index import check_index_keys
 from dynalocal.values.attributes import MAX_ITEM_SIZE, item_size, validate_item
 from dynalocal.engine.context import Context
+from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import compile_expressions, data_table
 
 ACTIONS = ("ConditionCheck", "Put", "Update", "Delete")
@@ -165,10 +166,7 @@ def _cancel(reasons: list[Cancelled | None]) -> TransactionCanceledException:
         if reason.item is not None:
             entry["Item"] = reason.item
         out.append(entry)
-    codes = ", ".join(r["Code"] for r in out)
-    return TransactionCanceledException(
-        f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
-        CancellationReasons=out)
+    return transaction_canceled(out)
 
 
 def _idempotency(body: dict) -> tuple[str | None, bytes]:
@@ -181,7 +179,7 @@ def _idempotency(body: dict) -> tuple[str | None, bytes]:
     return token, fingerprint
 
 
-def transact_write_items(ctx: Context, body: dict) -> dict | bytes:
+def transact_write_items(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
     items = body["TransactItems"]
     token, fingerprint = _idempotency(body)
     if token is not None:
@@ -211,7 +209,7 @@ def transact_write_items(ctx: Context, body: dict) -> dict | bytes:
             raise ValidationException("UpdateExpression must be specified for an Update action")
         if kind == "ConditionCheck" and (compiled is None or compiled.condition is None):
             raise ValidationException("ConditionExpression must be specified for a ConditionCheck action")
-        actions.append(Action(kind, spec, data_table(ctx, spec["TableName"]), compiled=compiled, spec_size=size))
+        actions.append(Action(kind, spec, data_table(ctx, caller, spec["TableName"]), compiled=compiled, spec_size=size))
     # 2. Keys, then duplicates; 3. admission, conditions and new images for every action.
     # Only the first action with an invalid key or item is reported; the others show None.
     for i, action in enumerate(actions):
@@ -255,13 +253,13 @@ def transact_write_items(ctx: Context, body: dict) -> dict | bytes:
     return result
 
 
-def transact_get_items(ctx: Context, body: dict) -> dict:
+def transact_get_items(ctx: Context, caller: Caller, body: dict) -> dict:
     planned = []
     for element in body["TransactItems"]:
         spec = element["Get"]
         validate_item(spec["Key"])
         compiled = compile_request(spec, "TransactGetItems")
-        action = Action("Get", spec, data_table(ctx, spec["TableName"]), compiled=compiled)
+        action = Action("Get", spec, data_table(ctx, caller, spec["TableName"]), compiled=compiled)
         planned.append(action)
     reasons: list[Cancelled | None] = [None] * len(planned)
     charges = _charges(ctx, planned)

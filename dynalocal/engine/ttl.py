@@ -4,11 +4,12 @@ from __future__ import annotations
 from dynalocal.errors import ValidationException
 from dynalocal.storage.ttl import ExpiryIndex
 from dynalocal.engine.context import Context
+from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import control_table
 
 
-def update_time_to_live(ctx: Context, body: dict) -> dict:
-    entry = control_table(ctx, body["TableName"])
+def update_time_to_live(ctx: Context, caller: Caller, body: dict) -> dict:
+    entry = control_table(ctx, caller, body["TableName"])
     spec = body["TimeToLiveSpecification"]
     enabled, attribute = spec["Enabled"], spec["AttributeName"]
     current = entry.ttl_attribute
@@ -31,8 +32,8 @@ def update_time_to_live(ctx: Context, body: dict) -> dict:
     return {"TimeToLiveSpecification": {"Enabled": enabled, "AttributeName": attribute}}
 
 
-def describe_time_to_live(ctx: Context, body: dict) -> dict:
-    entry = control_table(ctx, body["TableName"])
+def describe_time_to_live(ctx: Context, caller: Caller, body: dict) -> dict:
+    entry = control_table(ctx, caller, body["TableName"])
     if entry.ttl_attribute is None:
         return {"TimeToLiveDescription": {"TimeToLiveStatus": "DISABLED"}}
     return {"TimeToLiveDescription": {"TimeToLiveStatus": "ENABLED", "AttributeName": entry.ttl_attribute}}

@@ -28,29 +28,31 @@ from dynalocal.expressions.parser import parse_condition, parse_projection, pars
 from dynalocal.expressions.projection import Projection
 from dynalocal.expressions.update import Update, UpdatePlan
 
-PREFIXED_OPERATIONS = frozenset(("PutItem", "UpdateItem", "DeleteItem"))
+# Per-operation facts, from the engine's operation catalogue (engine.operations calls `configure`):
+# the single-item writes, whose placeholder-map messages carry PREFIX, and per operation its
+# (expression parameters, legacy parameters), in DynamoDB's listing order.
+PREFIXED_OPERATIONS: set[str] = set()
+_PARAMS: dict[str, tuple[tuple[str, ...], tuple[str, ...]]] = {}
 PREFIX = "1 validation error detected: "
 CACHE_SIZE = 4096
 # The cache is bounded in bytes too: a parsed text takes ~60 bytes per character, and texts reach 4 KB or more.
 CACHE_BYTES = 32 << 20
 AST_BYTES_PER_CHAR, ENTRY_BYTES = 64, 256
 
-# (expression parameters, legacy parameters) per operation, in DynamoDB's listing order.
-_PARAMS = {
-    "GetItem": (("ProjectionExpression",), ("AttributesToGet",)),
-    "BatchGetItem": (("ProjectionExpression",), ("AttributesToGet",)),
-    "TransactGetItems": (("ProjectionExpression",), ()),
-    "PutItem": (("ConditionExpression",), ("Expected", "ConditionalOperator")),
-    "DeleteItem": (("ConditionExpression",), ("Expected", "ConditionalOperator")),
-    "UpdateItem": (("UpdateExpression", "ConditionExpression"), ("AttributeUpdates", "Expected", "ConditionalOperator")),
-    "Query": (("ProjectionExpression", "FilterExpression", "KeyConditionExpression"),
-              ("AttributesToGet", "QueryFilter", "ConditionalOperator", "KeyConditions")),
-    "Scan": (("ProjectionExpression", "FilterExpression"), ("AttributesToGet", "ScanFilter", "ConditionalOperator")),
-    "TransactWriteItems": (("ConditionExpression",), ()),
-}
 _ALL_EXPRESSIONS = ("UpdateExpression", "ConditionExpression", "KeyConditionExpression",
                     "FilterExpression", "ProjectionExpression")
 _NO_VALUES: dict = {}
+
+
+def configure(params: dict[str, tuple[tuple[str, ...], tuple[str, ...]]], prefixed: frozenset[str]) -> None:
+    """Set the per-operation facts (once, at start): operation -> (expression parameters, legacy
+    parameters), and the operations whose placeholder-map messages carry PREFIX. An operation not
+    in `params` may use every expression parameter and no legacy one."""
+    _PARAMS.clear()
+    _PARAMS.update(params)
+    PREFIXED_OPERATIONS.clear()
+    PREFIXED_OPERATIONS.update(prefixed)
+    _plans.clear()
 
 
 class Compiled:

@@ -1,106 +1,40 @@
 """The application: DynamoDB's JSON protocol on POST /, health and admin routes beside it.
 
-`DynamoApp.respond` answers one DynamoDB request; dynalocal's own HTTP layer
+`engine.dispatch.respond` answers one DynamoDB request; dynalocal's own HTTP layer
 (protocol.py) calls it inline for every `POST /`. The app is also an ASGI callable: the
-HTTP layer sends every other route through it (health, 404s, and the admin routes of a small
-Starlette app), and it serves the whole protocol, POST / included, when dynalocal is
-embedded under another ASGI server. Handlers are synchronous and run on the event loop
+HTTP layer sends every other route through it (health, 404s, and the admin routes, an app
+the `admin` factory builds: http does not import admin, dynalocal.app puts the two together),
+and it serves the whole protocol, POST / included, when dynalocal is embedded under another
+ASGI server. Handlers are synchronous and run on the event loop
 thread, one at a time, which makes every request atomic with respect to the others.
 """
 from __future__ import annotations
 
 import asyncio
 import logging
+from typing import Any, Callable
 
-from orjson import JSONDecodeError, dumps, loads
-
-from dynalocal.errors import (DynamoError, InternalServerError, SerializationException,
-                      UnknownOperationException)
-from dynalocal.http import codec
-from dynalocal.http.codec import JSON_TYPE, JSON_TYPES
+from dynalocal.engine.caller import ANONYMOUS, Caller
 from dynalocal.engine.context import Context
-from dynalocal.engine.operations import HANDLERS, KNOWN_OPERATIONS, STREAM_HANDLERS, STREAMS_PREFIX
+from dynalocal.engine.dispatch import NOT_FOUND_BODY, respond
 from dynalocal.engine.ttl import sweep_expired
-from dynalocal.engine.validation import validate
+from dynalocal.http.hosts import is_loopback_bind
+from dynalocal.http.messages import JSON_TYPE, asgi_headers
 
 log = logging.getLogger("dynalocal")
 
 MAX_BODY = 16 * 1024 * 1024
-TARGET_PREFIXES = ("DynamoDB_20120810.", "DynamoDB_20111205.")
-NOT_FOUND_BODY = b"<UnknownOperationException/>\n"
-
-
-def dispatch(ctx: Context, target: str | None, raw: bytes) -> tuple[int, bytes]:
-    """Decode, route, validate and run one request; return (status, body). Never raises."""
-    status, body, _ = respond(ctx, target, JSON_TYPE, raw)
-    return status, body
-
-
-def respond(ctx: Context, target: str | None, content_type: bytes | None, raw: bytes) -> tuple[int, bytes, bytes]:
-    """Answer one complete DynamoDB request body: (status, body, content type). Never raises.
-
-    The HTTP layer's one call per request: content type, JSON decoding, routing, validation,
-    the handler and encoding, in one function (each Python call counts on this path)."""
-    if raw and content_type not in JSON_TYPES:
-        return 404, NOT_FOUND_BODY, b"text/plain"
-    try:
-        body = loads(raw) if raw else None
-    except JSONDecodeError:
-        return *_error(SerializationException()), JSON_TYPE
-    route = _ROUTES.get(target)  # type: ignore[arg-type]
-    if route is None:
-        route = _route(target)
-        if route is None:
-            return *_error(UnknownOperationException()), JSON_TYPE
-    operation, handler = route
-    if ctx.capacity.due:  # a split or growth asked for: applied between requests, never within one
-        ctx.capacity.settle()
-    try:
-        if type(body) is not dict:
-            raise SerializationException() if body is None else SerializationException(
-                "Start of list found where not expected" if isinstance(body, list) else "Unexpected value type in payload")
-        if handler is None:
-            raise UnknownOperationException(f"dynalocal does not implement {operation} yet")
-        validate(operation, body)
-        if None in body.values():  # hardening: a JSON null member counts as absent, as in DynamoDB
-            body = {k: v for k, v in body.items() if v is not None}
-        result = handler(ctx, body)
-        return 200, result if type(result) is bytes else dumps(result), JSON_TYPE
-    except DynamoError as err:
-        return *_error(err), JSON_TYPE
-    except Exception:  # a bug: answer like DynamoDB's 500, keep serving
-        log.exception("internal error in %s", operation)
-        return *_error(InternalServerError("Internal server error")), JSON_TYPE
-
-
-# X-Amz-Target -> (operation, handler or None): filled as targets are first seen.
-_ROUTES: dict[str, tuple[str, object]] = {}
-
-
-def _route(target: str | None) -> tuple[str, object] | None:
-    """(operation, handler) for a target of either API, or None when it names no known operation."""
-    if not target:
-        return None
-    if target.startswith(TARGET_PREFIXES) and target[18:] in KNOWN_OPERATIONS:
-        route = (target[18:], HANDLERS.get(target[18:]))
-    elif target.startswith(STREAMS_PREFIX) and target[25:] in STREAM_HANDLERS:
-        route = (target[25:], STREAM_HANDLERS[target[25:]])
-    else:
-        return None
-    _ROUTES[target] = route
-    return route
-
-
-def _error(err: DynamoError) -> tuple[int, bytes]:
-    return err.status, codec.error_body(err)
+# (context, loopback bind?, admin token) -> the ASGI app serving /_dynalocal/ (dynalocal.admin.admin_app)
+AdminFactory = Callable[[Context, bool, "str | None"], Any]
 
 
 class DynamoApp:
     """ASGI entry point."""
 
-    def __init__(self, ctx: Context | None = None) -> None:
+    def __init__(self, ctx: Context | None = None, admin: AdminFactory | None = None) -> None:
         self.ctx = ctx or Context()
-        self._admin = None  # the Starlette app for /_dynalocal/, built on first use (keeps startup short)
+        self._admin_factory = admin  # builds the app serving /_dynalocal/ (None: those routes are 404s)
+        self._admin = None  # that app, built on first use (keeps startup short)
         self._sweeper: asyncio.Task | None = None
 
     async def __call__(self, scope, receive, send) -> None:
@@ -111,7 +45,7 @@ class DynamoApp:
             await self._dynamo(scope, receive, send)
         elif scope["type"] == "http" and scope["method"] == "GET" and scope["path"] == "/":
             await _send(send, 200, self.health_body(dict(scope["headers"]).get(b"host")), b"text/plain")
-        elif scope["type"] == "http" and not scope["path"].startswith("/_dynalocal/"):
+        elif scope["type"] == "http" and (self._admin_factory is None or not scope["path"].startswith("/_dynalocal/")):
             await _send(send, 404, NOT_FOUND_BODY, b"text/plain")
         else:
             await self.admin()(scope, receive, send)
@@ -123,15 +57,10 @@ class DynamoApp:
         return b"healthy: " + host
 
     def admin(self):
-        """The Starlette app serving dynalocal's own endpoints."""
+        """The ASGI app serving dynalocal's own endpoints (built by the `admin` factory on first use)."""
         if self._admin is None:
-            from starlette.applications import Starlette
-
-            from dynalocal.admin.routes import admin_routes
-            from dynalocal.admin.guard import AdminGuard
-
             settings = self.ctx.settings
-            self._admin = AdminGuard(Starlette(routes=admin_routes(self.ctx)), settings.host, settings.admin_token)
+            self._admin = self._admin_factory(self.ctx, is_loopback_bind(settings.host), settings.admin_token)
         return self._admin
 
     async def _lifespan(self, receive, send) -> None:
@@ -180,10 +109,10 @@ class DynamoApp:
             except Exception:  # keep sweeping; a bug here must not stop the server
                 log.exception("TTL sweep failed")
 
-    def respond(self, target: str | None, content_type: bytes | None, raw: bytes,
-                ctx: Context | None = None) -> tuple[int, bytes, bytes]:
+    def respond(self, target: str | None, content_type: bytes | None, raw: bytes, ctx: Context | None = None,
+                caller: Caller = ANONYMOUS) -> tuple[int, bytes, bytes]:
         """Answer one complete DynamoDB request body: (status, body, content type). Never raises."""
-        return respond(ctx or self.ctx, target, content_type, raw)
+        return respond(ctx or self.ctx, caller, target, content_type, raw)
 
     async def _dynamo(self, scope, receive, send) -> None:
         target, content_type, length = request_headers(scope["headers"])
@@ -228,10 +157,11 @@ def request_headers(headers) -> tuple[str | None, bytes | None, int]:
     return target, content_type, length
 
 
-async def _send(send, status: int, body: bytes, content_type: bytes = codec.JSON_TYPE) -> None:
-    await send({"type": "http.response.start", "status": status, "headers": codec.headers(body, content_type)})
+async def _send(send, status: int, body: bytes, content_type: bytes = JSON_TYPE) -> None:
+    await send({"type": "http.response.start", "status": status, "headers": asgi_headers(body, content_type)})
     await send({"type": "http.response.body", "body": body})
 
 
-def create_app(ctx: Context | None = None) -> DynamoApp:
-    return DynamoApp(ctx)
+def create_app(ctx: Context | None = None, admin: AdminFactory | None = None) -> DynamoApp:
+    """The ASGI app; `admin` (e.g. dynalocal.admin.admin_app) serves /_dynalocal/ (see dynalocal.app)."""
+    return DynamoApp(ctx, admin)

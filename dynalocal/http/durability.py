@@ -26,7 +26,7 @@ from pathlib import Path
 
 import orjson
 
-from dynalocal.errors import InternalServerError
+from dynalocal.errors import InternalServerError, error_body
 from dynalocal.storage.database import Database, TableEntry
 from dynalocal.storage.mutation import ROLLBACK, Mutation
 from dynalocal.journal.recovery import Recovery, RecoveryError, recover
@@ -37,10 +37,12 @@ from dynalocal.storage.ttl import ExpiryIndex
 from dynalocal.journal.streamlog import remove_older as remove_older_streams
 from dynalocal.journal.streamlog import write_snapshot as write_streams
 from dynalocal.journal.wal import DROP, META, STREAM, Entry, LogWriter, encode_group, segments
-from dynalocal.http import codec
+from dynalocal.engine import operations
 from dynalocal.engine.context import Context
+from dynalocal.engine.operations import OPERATIONS
 from dynalocal.journal.groupcommit import GroupCommit, Ticket
 from dynalocal.engine.common import table_name
+from dynalocal.engine.reset import drop_all
 from dynalocal.journal.rollback import Undo, table_undo, token_undo, undo
 
 try:
@@ -50,22 +52,16 @@ except ImportError:  # pragma: no cover - Windows
 
 log = logging.getLogger("dynalocal.durability")
 
-# Operations that never change table metadata: item reads and writes, and read-only calls.
-DATA_OPERATIONS = frozenset("""GetItem PutItem UpdateItem DeleteItem Query Scan BatchGetItem BatchWriteItem
-TransactGetItems TransactWriteItems ExecuteStatement BatchExecuteStatement ExecuteTransaction""".split())
-READ_ONLY_PREFIXES = ("Describe", "List", "Get")
-TOKEN_OPERATIONS = ("TransactWriteItems", "ExecuteTransaction")  # writes that record a ClientRequestToken
-
-
 CONTROL, TOKEN, DATA = "control", "token", "data"
 
 
 def _kind_of(target: str) -> str:
-    """CONTROL: may change table metadata; TOKEN: a write that records a ClientRequestToken; DATA: neither."""
-    operation = target.rpartition(".")[2]
-    if operation not in DATA_OPERATIONS and not operation.startswith(READ_ONLY_PREFIXES):
+    """CONTROL: may change table metadata; TOKEN: a write that records a ClientRequestToken; DATA: neither
+    (from the operation catalogue's tags)."""
+    op = OPERATIONS.get(target.rpartition(".")[2])
+    if op is None or operations.CONTROL in op.tags:
         return CONTROL
-    return TOKEN if operation in TOKEN_OPERATIONS else DATA
+    return TOKEN if operations.TOKEN in op.tags else DATA
 
 
 class Durability:
@@ -215,7 +211,7 @@ class Durability:
     @staticmethod
     def _not_durable() -> tuple[int, bytes]:
         failure = InternalServerError("The write could not be made durable")
-        return failure.status, codec.error_body(failure)
+        return failure.status, error_body(failure)
 
     async def commit(self, target: str | None, raw: bytes, status: int, body: bytes) -> tuple[int, bytes]:
         """`seal`, then wait until the request's writes (and all before them) are durable."""
@@ -379,23 +375,3 @@ class DataDirectoryInUse(RuntimeError):
 
 # What can stop a server from starting on a data directory (each with a message for the user).
 STARTUP_ERRORS = (DataDirectoryInUse, RecoveryError, SnapshotError, OSError)
-
-
-def drop_all(ctx: Context) -> int:
-    """Drop every table and its TTL state; return how many tables there were."""
-    names = list(ctx.db.tables)
-    for name in names:
-        ctx.db.drop(name)
-    ctx.expiry.clear()
-    ctx.db.streams.clear()
-    tokens = getattr(ctx, "tokens", None)  # transaction idempotency tokens refer to the dropped data
-    if tokens is not None:
-        tokens.clear()
-    return len(names)
-
-
-async def reset_database(ctx: Context) -> int:
-    """POST /_dynalocal/reset: drop all tables, and their persisted state when there is a data directory."""
-    if ctx.journal is not None:
-        return await ctx.journal.reset()
-    return drop_all(ctx)

@@ -4,8 +4,9 @@ Plug-ins are plain callables kept in `Hooks` (one instance per server, `HttpServ
 
 * `before(request) -> Answer | None` runs for every complete request, in order, before
   routing: request decoding (replace `request.body`), CORS preflights and authentication
-  (return an `Answer` to answer at once), choosing the `Context` a request runs against
-  (set `request.ctx`). Returning None passes the request on.
+  (return an `Answer` to answer at once; set `request.caller`, the engine.caller.Caller the
+  request runs as), choosing the `Context` a request runs against (set `request.ctx`).
+  Returning None passes the request on.
 * `after(request, answer) -> Answer` runs on every answer of the DynamoDB endpoint and of
   the plug-ins, in order, before framing. The x-amz-crc32 and content-length are computed
   afterwards, over the final body.
@@ -27,7 +28,8 @@ from __future__ import annotations
 
 from typing import Any, Callable, NamedTuple
 
-from dynalocal.http.codec import JSON_TYPES
+from dynalocal.engine.caller import ANONYMOUS, Caller
+from dynalocal.http.messages import JSON_TYPE, JSON_TYPES
 
 
 class Answer(NamedTuple):
@@ -35,7 +37,7 @@ class Answer(NamedTuple):
 
     status: int
     body: bytes
-    content_type: bytes = b"application/x-amz-json-1.0"
+    content_type: bytes = JSON_TYPE
     headers: bytes = b""
 
 
@@ -50,7 +52,7 @@ class Request:
 
     __slots__ = ("method", "url", "raw", "version", "keep_alive", "body", "target", "content_type",
                  "content_length", "host", "expect", "authorization", "origin", "content_encoding",
-                 "accept_encoding", "ctx", "state", "_fields")
+                 "accept_encoding", "ctx", "caller", "state", "_fields")
 
     def __init__(self, method: bytes, url: bytes, raw: dict[bytes, bytes], version: str, keep_alive: bool,
                  target: bytes | None = None, content_type: bytes | None = None, content_length: bytes | None = None,
@@ -75,6 +77,7 @@ class Request:
         self.content_encoding = content_encoding
         self.accept_encoding = accept_encoding
         self.ctx: Any = None  # the Context to run against; None = the server's own
+        self.caller: Caller = ANONYMOUS  # who sends it (set by the authentication plug-in)
         self.state: Any = None  # free for plug-ins; not None runs the `Hooks.after_marked` hooks on the answer
         self._fields: dict[bytes, bytes] | None = None
 

@@ -34,12 +34,11 @@ from collections import deque
 import httptools
 
 from dynalocal.errors import InternalServerError, SerializationException
+from dynalocal.engine.dispatch import respond
 from dynalocal.http import asgi
-from dynalocal.http import codec
-from dynalocal.http.app import MAX_BODY, respond
-from dynalocal.http.codec import header_block
+from dynalocal.http.app import MAX_BODY
 from dynalocal.http.exchange import PLANS, Answer, Request, lookup_plan
-from dynalocal.http.framing import CONTINUE, END_CLOSE, END_KEEP, STATUS, frame, status_line
+from dynalocal.http.messages import CONTINUE, JSON_TYPE, error_body, frame
 from dynalocal.http.timeouts import timeout_response
 
 log = logging.getLogger("dynalocal.http")
@@ -49,8 +48,8 @@ MAX_PENDING = 256  # answers waiting for fsync on one connection before it stops
 HIGH_WATER = 256 * 1024  # bytes of unsent answers before the connection stops taking requests
 LINGER = 2.0  # seconds a closing connection keeps reading (and dropping) what the client still sends
 _413 = (413, b"", b"text/plain")
-_BAD = codec.error_body(SerializationException())
-_INTERNAL = codec.error_body(InternalServerError("Internal server error"))
+_BAD = error_body(SerializationException())
+_INTERNAL = error_body(InternalServerError("Internal server error"))
 
 
 class HttpProtocol(asyncio.Protocol):
@@ -135,7 +134,7 @@ class HttpProtocol(asyncio.Protocol):
         except httptools.HttpParserError:
             self._done = True
             self._req = self._since = None  # the malformed request is not waited for (no 408 after the 400)
-            self._push((frame(400, _BAD, codec.JSON_TYPE, b"", self.defaults.block, False), True))
+            self._push((frame(400, _BAD, JSON_TYPE, self.defaults.block, keep_alive=False), True))
             return
         if self._req is not None:  # a body still arriving: dropped, or its size checked (no Content-Length)
             if self._discard:
@@ -148,7 +147,7 @@ class HttpProtocol(asyncio.Protocol):
                 self._done = True
                 self._req = None
                 self._since = None
-                self._push((frame(431, b"", b"text/plain", b"", self.defaults.block, False), True))
+                self._push((frame(431, b"", b"text/plain", self.defaults.block, keep_alive=False), True))
                 return
         if (self._queue or self._write_paused) and not self._read_paused and not self._closed:
             self._read_paused = True  # back-pressure: no new requests until the answers move
@@ -203,7 +202,7 @@ class HttpProtocol(asyncio.Protocol):
         self._chunked = length is None
         host = req.host
         if host not in self.seen_hosts and not self.hosts.allows(host):
-            self._refusal = Answer(400, codec.error_body(self.hosts.refusal(host)))
+            self._refusal = Answer(400, error_body(self.hosts.refusal(host)))
             self._discard = True
         elif length is not None and len(length) > 7 and length.isdigit() and int(length) > MAX_BODY:
             self._refuse_body()
@@ -238,7 +237,8 @@ class HttpProtocol(asyncio.Protocol):
         """413 at once, while the body still streams in; the rest of it is read and dropped."""
         self._discard = True
         self._chunks.clear()
-        self._push((frame(*_413, b"", self.defaults.block, True), False))
+        status, body, content_type = _413
+        self._push((frame(status, body, content_type, self.defaults.block), False))
 
     # -- running requests ----------------------------------------------------------------------
 
@@ -260,16 +260,15 @@ class HttpProtocol(asyncio.Protocol):
             ctx = req.ctx or app.ctx
             journal = ctx.journal
             if journal is None:
-                status, body, content_type = respond(ctx, req.target, req.content_type, req.body)
+                status, body, content_type = respond(ctx, req.caller, req.target, req.content_type, req.body)
                 if self._slots or self.after or (req.state is not None and self.after_marked) \
                         or not req.keep_alive or self.server.stopping:
                     self._emit(*self._reply(req, status, body, content_type))
                 else:  # the common case, inlined: keep-alive, nothing waiting before it, no after-hook to run
-                    self.transport.write(b"".join((STATUS.get(status) or status_line(status), self.defaults.block,
-                                                   header_block(body, content_type), END_KEEP, body)))
+                    self.transport.write(frame(status, body, content_type, self.defaults.block))
                 return
             journal.begin()
-            status, body, content_type = respond(ctx, req.target, req.content_type, req.body)
+            status, body, content_type = respond(ctx, req.caller, req.target, req.content_type, req.body)
             status, body, durable = journal.seal(req.target, req.body, status, body)
             if durable is None:
                 self._emit(*self._reply(req, status, body, content_type))
@@ -301,7 +300,7 @@ class HttpProtocol(asyncio.Protocol):
         transport = self.transport
         return asgi.scope(req, transport.get_extra_info("peername"), transport.get_extra_info("sockname"))
 
-    def _reply(self, req: Request, status: int, body: bytes, content_type: bytes = codec.JSON_TYPE,
+    def _reply(self, req: Request, status: int, body: bytes, content_type: bytes = JSON_TYPE,
                extra: bytes = b"") -> tuple[bytes, bool]:
         """The framed answer to `req`, and whether the connection closes after it."""
         hooks = self.after_marked + self.after if req.state is not None and self.after_marked else self.after
@@ -315,11 +314,8 @@ class HttpProtocol(asyncio.Protocol):
                 answer = Answer(500, _INTERNAL)
             status, body, content_type, extra = answer
         keep = req.keep_alive and not self.server.stopping
-        if req.method == b"HEAD":
-            return frame(status, body, content_type, extra, self.defaults.block, keep, head=True), not req.keep_alive
-        return b"".join((STATUS.get(status) or status_line(status), self.defaults.block,
-                         codec.header_block(body, content_type), extra, END_KEEP if keep else END_CLOSE,
-                         body)), not req.keep_alive
+        return frame(status, body, content_type, self.defaults.block, extra, keep, req.method == b"HEAD"), \
+            not req.keep_alive
 
     # -- writing answers in order ----------------------------------------------------------------
 
@@ -411,7 +407,7 @@ class HttpProtocol(asyncio.Protocol):
         if self._since is not None and self._req is not None and not self._discard:
             self._since = self._req = None  # headers arrived, the body did not: 408, in order, then close
             self._done = True
-            self._push((timeout_response(), True))
+            self._push((timeout_response(self.defaults.block), True))
         else:
             self._close()
 

@@ -15,7 +15,7 @@ import threading
 
 from dynalocal.http.app import DynamoApp
 from dynalocal.http.exchange import Hooks
-from dynalocal.http.framing import DefaultHeaders
+from dynalocal.http.messages import DefaultHeaders
 from dynalocal.http.hosts import HostPolicy
 from dynalocal.http.protocol import HttpProtocol
 

@@ -8,17 +8,12 @@ time after the body is not limited.
 """
 from __future__ import annotations
 
-from dynalocal.errors import DynamoError
-from dynalocal.http import codec
+from dynalocal.errors import RequestTimeoutException
+from dynalocal.http.messages import JSON_TYPE, error_body, frame
+
+_BODY = error_body(RequestTimeoutException("The request was not received within the request timeout"))
 
 
-class RequestTimeoutException(DynamoError):
-    """A request that was not received in time (HTTP 408)."""
-
-    status = 408
-
-
-def timeout_response() -> bytes:
-    body = codec.error_body(RequestTimeoutException("The request was not received within the request timeout"))
-    return (b"HTTP/1.1 408 Request Timeout\r\ncontent-type: application/x-amz-json-1.0\r\n"
-            b"connection: close\r\ncontent-length: " + str(len(body)).encode() + b"\r\n\r\n" + body)
+def timeout_response(defaults: bytes) -> bytes:
+    """The 408 answer (then the connection closes); `defaults`: the server's DefaultHeaders.block."""
+    return frame(408, _BODY, JSON_TYPE, defaults, keep_alive=False)

@@ -33,13 +33,12 @@ async def apply_seed(ctx: Context, requests: list[Request], account: str | None 
     """Send the seed requests; skip tables that exist already. Return how many requests ran.
 
     Under --isolation the tables belong to `account`/`region` (default: us-east-1, 000000000000)."""
-    from dynalocal.http.app import dispatch
-    from dynalocal.http.plugins.auth import DEFAULT_ACCOUNT, DEFAULT_REGION, scope_of
+    from dynalocal.engine.caller import ANONYMOUS, Caller
     from dynalocal.engine.common import scoped_names
+    from dynalocal.engine.dispatch import dispatch
 
-    ctx.region, ctx.account = region or DEFAULT_REGION, account or DEFAULT_ACCOUNT
-    ctx.scope = scope_of(ctx.settings.isolation, ctx.region, ctx.account)
-    existing = set(scoped_names(ctx, ctx.db.tables))
+    caller = Caller("", region or ANONYMOUS.region, account or ANONYMOUS.account, ctx.settings.isolation)
+    existing = set(scoped_names(caller, ctx.db.tables))
     skipped = {body["TableName"] for op, body in requests if op == "CreateTable" and body["TableName"] in existing}
     mode, ctx.settings.throttling = ctx.settings.throttling, "off"
     ran = 0
@@ -51,7 +50,7 @@ async def apply_seed(ctx: Context, requests: list[Request], account: str | None 
             journal = ctx.journal
             if journal is not None:
                 journal.begin()
-            status, answer = dispatch(ctx, target, raw)
+            status, answer = dispatch(ctx, target, raw, caller)
             if journal is not None:
                 status, answer = await journal.commit(target, raw, status, answer)
             if status != 200:
@@ -62,7 +61,7 @@ async def apply_seed(ctx: Context, requests: list[Request], account: str | None 
             ran += 1
     finally:
         ctx.settings.throttling = mode
-    forget_capacity(ctx, {ctx.scope + body["TableName"] for _, body in requests if "TableName" in body})
+    forget_capacity(ctx, {caller.scope + body["TableName"] for _, body in requests if "TableName" in body})
     if skipped:
         log.info("--init: tables %s exist already; left as they are", ", ".join(sorted(skipped)))
     log.info("--init: %d tables created, %d requests run", sum(1 for op, b in requests if op == "CreateTable"

@@ -16,7 +16,7 @@ import pytest
 import uvicorn
 
 from conftest import LiveServer, free_port
-from dynalocal.http.app import create_app
+from dynalocal.app import create_app
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
 from dynalocal.http.durability import Durability
@@ -229,6 +229,21 @@ def test_stalled_body_gets_408_after_earlier_pipelined_answers():
             data = closed_within(sock, 10)
     assert data.count(b"HTTP/1.1 200") == 1 and data.index(b"HTTP/1.1 200") < data.index(b"HTTP/1.1 408")
     assert b"RequestTimeoutException" in data
+
+
+def test_408_carries_a_request_id_and_the_crc_of_its_body_like_every_answer():
+    import zlib
+
+    with LiveServer(request_timeout=1.0) as live:
+        with connect(live) as sock:
+            sock.sendall(request()[:-3])
+            data = closed_within(sock, 10)
+    head, _, body = data.partition(b"\r\n\r\n")
+    status, *lines = head.split(b"\r\n")
+    headers = dict(line.split(b": ", 1) for line in lines)
+    assert status == b"HTTP/1.1 408 Request Timeout" and headers[b"connection"] == b"close"
+    assert len(headers[b"x-amzn-requestid"]) == 52 and int(headers[b"content-length"]) == len(body)
+    assert int(headers[b"x-amz-crc32"]) == zlib.crc32(body) and b"RequestTimeoutException" in body
 
 
 def test_body_over_16_mib_is_refused_while_it_streams_and_the_connection_stays_usable(server):

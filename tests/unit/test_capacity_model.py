@@ -13,7 +13,7 @@ import orjson
 import pytest
 
 from conftest import FakeClock as Clock, capacity_args
-from dynalocal.http.app import dispatch
+from dynalocal.engine.dispatch import dispatch
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
 from dynalocal.capacity import meter as model

@@ -5,7 +5,7 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from dynalocal.http.app import dispatch
+from dynalocal.engine.dispatch import dispatch
 from dynalocal.engine.context import Context
 from dynalocal.capacity.charge import Charge
 from dynalocal.capacity.meter import READ, WRITE

@@ -17,7 +17,7 @@ import orjson
 import pytest
 
 from conftest import FakeClock
-from dynalocal.http.app import dispatch
+from dynalocal.engine.dispatch import dispatch
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
 from dynalocal.capacity import meter as model

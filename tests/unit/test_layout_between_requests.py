@@ -14,7 +14,7 @@ import orjson
 import pytest
 
 from conftest import FakeClock as Clock
-from dynalocal.http.app import dispatch
+from dynalocal.engine.dispatch import dispatch
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
 from dynalocal.storage.table import ItemStore

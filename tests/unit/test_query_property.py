@@ -8,7 +8,7 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dynalocal.http.app import dispatch
+from dynalocal.engine.dispatch import dispatch
 from dynalocal.engine.context import Context
 
 PREFIX = "DynamoDB_20120810."

@@ -12,8 +12,9 @@ from typing import Any
 
 import orjson
 
-from dynalocal.errors import DynamoError, TransactionCanceledException, ValidationException
+from dynalocal.errors import DynamoError, TransactionCanceledException, ValidationException, transaction_canceled
 from dynalocal.engine.context import Context
+from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import data_table
 from dynalocal.engine.items import get_item
 from dynalocal.engine.partiql.statement import (DUPLICATE, EXISTS_OUTSIDE, bind, call_write, decode, full_key, keep, merge_capacity,
@@ -64,7 +65,7 @@ def _once(seen: set, identity: tuple) -> None:
 
 
 @partiql_origin
-def batch_execute_statement(ctx: Context, body: dict) -> dict:
+def batch_execute_statement(ctx: Context, caller: Caller, body: dict) -> dict:
     mode = body.get("ReturnConsumedCapacity")
     bound: list = []
     for spec in body["Statements"]:
@@ -83,7 +84,7 @@ def batch_execute_statement(ctx: Context, body: dict) -> dict:
         statement, values = found
         try:
             table = table_of(statement)
-            plan_ = plan(statement, data_table(ctx, table))
+            plan_ = plan(statement, data_table(ctx, caller, table))
             if isinstance(plan_, ReadPlan):
                 check_values(plan_.checks, values)
                 if not _single_get(plan_):
@@ -115,7 +116,8 @@ def batch_execute_statement(ctx: Context, body: dict) -> dict:
         if mode is not None:
             request["ReturnConsumedCapacity"] = mode
         try:
-            out = decode(get_item(ctx, request)) if operation == "GetItem" else call_write(ctx, operation, request)
+            out = decode(get_item(ctx, caller, request)) if operation == "GetItem" \
+                else call_write(ctx, caller, operation, request)
         except DynamoError as err:
             responses.append(error_entry(err))
             continue
@@ -137,7 +139,7 @@ def _in_statement(i: int, message: str) -> ValidationException:
 
 
 @partiql_origin
-def execute_transaction(ctx: Context, body: dict) -> dict:
+def execute_transaction(ctx: Context, caller: Caller, body: dict) -> dict:
     specs = body["TransactStatements"]
     bound = [bind(spec["Statement"], spec.get("Parameters")) for spec in specs]
     if len({statement.is_read for statement, _ in bound}) > 1:
@@ -145,9 +147,9 @@ def execute_transaction(ctx: Context, body: dict) -> dict:
     planned = []
     for statement, values in bound:
         table = table_of(statement)
-        planned.append((table, plan(statement, data_table(ctx, table)), values))
+        planned.append((table, plan(statement, data_table(ctx, caller, table)), values))
     if bound[0][0].is_read:
-        return _read_transaction(ctx, body, planned)
+        return _read_transaction(ctx, caller, body, planned)
     transact: list[dict] = []
     inserts: set[int] = set()
     for i, ((table, plan_, values), spec) in enumerate(zip(planned, specs)):
@@ -168,7 +170,7 @@ def execute_transaction(ctx: Context, body: dict) -> dict:
         if body.get(member) is not None:
             request[member] = body[member]
     try:
-        out = decode(transact_write_items(ctx, request))
+        out = decode(transact_write_items(ctx, caller, request))
     except TransactionCanceledException as err:
         raise _duplicates(err, inserts) from None
     except ValidationException as err:
@@ -184,13 +186,10 @@ def _duplicates(err: TransactionCanceledException, inserts: set[int]) -> Transac
     reasons = [{"Code": "ValidationError", "Message": DUPLICATE}
                if i in inserts and reason["Code"] == "ConditionalCheckFailed" else reason
                for i, reason in enumerate(err.extra["CancellationReasons"])]
-    codes = ", ".join(r["Code"] for r in reasons)
-    return TransactionCanceledException(
-        f"Transaction cancelled, please refer cancellation reasons for specific reasons [{codes}]",
-        CancellationReasons=reasons)
+    return transaction_canceled(reasons)
 
 
-def _read_transaction(ctx: Context, body: dict, planned: list) -> dict:
+def _read_transaction(ctx: Context, caller: Caller, body: dict, planned: list) -> dict:
     """SELECTs of full keys as one TransactGetItems, then each statement's filter and projection."""
     gets = []
     seen = set()
@@ -207,7 +206,7 @@ def _read_transaction(ctx: Context, body: dict, planned: list) -> dict:
     request: dict[str, Any] = {"TransactItems": gets}
     if body.get("ReturnConsumedCapacity") is not None:
         request["ReturnConsumedCapacity"] = body["ReturnConsumedCapacity"]
-    out = decode(transact_get_items(ctx, request))
+    out = decode(transact_get_items(ctx, caller, request))
     responses = []
     for (_, plan_, values), response in zip(planned, out["Responses"]):
         item = response.get("Item")

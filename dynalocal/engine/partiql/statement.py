@@ -13,7 +13,7 @@ from typing import Any, Callable
 
 import orjson
 
-from dynalocal.errors import ConditionalCheckFailedException, DynamoError, ValidationException
+from dynalocal.errors import ConditionalCheckFailedException, DuplicateItemException, ValidationException
 from dynalocal.expressions import ast as A
 from dynalocal.expressions.partiql.ast import Exists, Statement
 from dynalocal.expressions.partiql.parser import parse_statement
@@ -22,6 +22,7 @@ from dynalocal.expressions.semantics import order
 from dynalocal.storage.mutation import PARTIQL, current_origin
 from dynalocal.values.attributes import validate_value
 from dynalocal.engine.context import Context
+from dynalocal.engine.caller import Caller
 from dynalocal.engine import items
 from dynalocal.engine import query
 from dynalocal.engine.common import data_table
@@ -31,10 +32,6 @@ PARAMETER_COUNT = "Number of parameters in request and statement don't match."
 INVALID_TOKEN = "Invalid NextToken"
 DUPLICATE = "Duplicate primary key exists in table"
 EXISTS_OUTSIDE = "EXISTS can only be used in ExecuteTransaction write requests."
-
-
-class DuplicateItemException(DynamoError):
-    """INSERT of an item whose key exists."""
 
 
 def bind(text: str, params: list | None) -> tuple[Statement, dict]:
@@ -53,11 +50,11 @@ def table_of(statement: Statement) -> str:
     return (tree.select if isinstance(tree, Exists) else tree).table
 
 
-def prepare(ctx: Context, text: str, params: list | None) -> tuple[ReadPlan | WritePlan, dict, str]:
+def prepare(ctx: Context, caller: Caller, text: str, params: list | None) -> tuple[ReadPlan | WritePlan, dict, str]:
     """Parse, bind and plan a statement against its table: (plan, slot values, table name)."""
     statement, values = bind(text, params)
     name = table_of(statement)
-    return plan(statement, data_table(ctx, name)), values, name
+    return plan(statement, data_table(ctx, caller, name)), values, name
 
 
 def decode(out: dict | bytes) -> dict:
@@ -141,7 +138,7 @@ def _untoken(token: str, operations: int) -> tuple[int, dict | None]:
         raise ValidationException(INVALID_TOKEN) from None
 
 
-def run_read(ctx: Context, body: dict, plan_: ReadPlan, values: dict, table: str) -> dict | bytes:
+def run_read(ctx: Context, caller: Caller, body: dict, plan_: ReadPlan, values: dict, table: str) -> dict | bytes:
     """A SELECT: GetItems, Queries (one per partition-key value) or a Scan, filtered and projected."""
     schema = plan_.schema
     check_values(plan_.checks, values)
@@ -156,13 +153,13 @@ def run_read(ctx: Context, body: dict, plan_: ReadPlan, values: dict, table: str
         keys = partition_keys(plan_, values)
         if len(keys) == 1 and plan_.filter is None and plan_.projection is None and "ReturnConsumedCapacity" not in base:
             # The stored item's bytes go out as they are: {"Item":<item>} becomes {"Items":[<item>]}.
-            raw = items.get_item(ctx, {**base, "Key": full_key(plan_, values, keys[0])})
+            raw = items.get_item(ctx, caller, {**base, "Key": full_key(plan_, values, keys[0])})
             if type(raw) is bytes and (raw == b"{}" or raw.startswith(b'{"Item":')):
                 return b'{"Items":[' + raw[8:-1] + b"]}" if raw != b"{}" else b'{"Items":[]}'
             item = decode(raw).get("Item")
             return _answer([item] if item is not None else [], None, None, None)
         for hash_value in keys:
-            out = decode(items.get_item(ctx, {**base, "Key": full_key(plan_, values, hash_value)}))
+            out = decode(items.get_item(ctx, caller, {**base, "Key": full_key(plan_, values, hash_value)}))
             cc = merge_capacity(cc, out.get("ConsumedCapacity"))
             item = out.get("Item")
             if item is not None and keep(plan_, item, values):
@@ -200,9 +197,9 @@ def run_read(ctx: Context, body: dict, plan_: ReadPlan, values: dict, table: str
             request["Limit"] = limit
         if plan_.operation == "Query":
             request["ExpressionAttributeValues"] = {":h": hashes[i], **ranges}
-            raw = query.query(ctx, request)
+            raw = query.query(ctx, caller, request)
         else:
-            raw = query.scan(ctx, request)
+            raw = query.scan(ctx, caller, request)
         if whole and type(raw) is bytes:
             cut = raw.rfind(b'],"Count":')
             if cut > 0:
@@ -295,10 +292,10 @@ def write_request(plan_: WritePlan, values: dict, table: str) -> tuple[str, dict
 WRITERS = {"PutItem": items.put_item, "UpdateItem": items.update_item, "DeleteItem": items.delete_item}
 
 
-def call_write(ctx: Context, operation: str, request: dict) -> dict:
+def call_write(ctx: Context, caller: Caller, operation: str, request: dict) -> dict:
     """Run a single-item write; an INSERT's failed key guard is DuplicateItemException."""
     try:
-        return decode(WRITERS[operation](ctx, request))
+        return decode(WRITERS[operation](ctx, caller, request))
     except ConditionalCheckFailedException:
         if operation == "PutItem":
             raise DuplicateItemException(DUPLICATE) from None
@@ -307,7 +304,7 @@ def call_write(ctx: Context, operation: str, request: dict) -> dict:
         raise plain(err) from None
 
 
-def run_write(ctx: Context, body: dict, plan_: WritePlan, values: dict, table: str) -> dict:
+def run_write(ctx: Context, caller: Caller, body: dict, plan_: WritePlan, values: dict, table: str) -> dict:
     """INSERT / UPDATE / DELETE as PutItem / UpdateItem / DeleteItem."""
     operation, request = write_request(plan_, values, table)
     if operation == "ConditionCheck":
@@ -317,17 +314,17 @@ def run_write(ctx: Context, body: dict, plan_: WritePlan, values: dict, table: s
             request[member] = body[member]
     if plan_.returning is not None:
         request["ReturnValues"] = plan_.returning
-    out = call_write(ctx, operation, request)
+    out = call_write(ctx, caller, operation, request)
     found = [out["Attributes"]] if out.get("Attributes") else []
     return _answer(found, out.get("ConsumedCapacity"), None, None)
 
 
-def partiql_origin(handler: Callable[[Context, dict], Any]) -> Callable[[Context, dict], Any]:
+def partiql_origin(handler: Callable[[Context, Caller, dict], Any]) -> Callable[[Context, Caller, dict], Any]:
     """Run a handler with the writes it makes marked as PartiQL's (Mutation.origin)."""
-    def run(ctx: Context, body: dict) -> Any:
+    def run(ctx: Context, caller: Caller, body: dict) -> Any:
         token = current_origin.set(PARTIQL)
         try:
-            return handler(ctx, body)
+            return handler(ctx, caller, body)
         finally:
             current_origin.reset(token)
     run.__name__ = run.__qualname__ = handler.__name__
@@ -335,8 +332,8 @@ def partiql_origin(handler: Callable[[Context, dict], Any]) -> Callable[[Context
 
 
 @partiql_origin
-def execute_statement(ctx: Context, body: dict) -> dict | bytes:
-    plan_, values, table = prepare(ctx, body["Statement"], body.get("Parameters"))
+def execute_statement(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
+    plan_, values, table = prepare(ctx, caller, body["Statement"], body.get("Parameters"))
     if isinstance(plan_, ReadPlan):
-        return run_read(ctx, body, plan_, values, table)
-    return run_write(ctx, body, plan_, values, table)
+        return run_read(ctx, caller, body, plan_, values, table)
+    return run_write(ctx, caller, body, plan_, values, table)

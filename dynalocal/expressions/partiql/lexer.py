@@ -7,7 +7,7 @@ quotes delimit strings (`''` escapes). Positions are kept as line:column for err
 """
 from __future__ import annotations
 
-from dynalocal.errors import ValidationException
+from dynalocal.errors import malformed_statement
 from dynalocal.expressions.frozen import Frozen, set_field
 
 IDENT = "IDENT"  # bare identifier or keyword
@@ -75,11 +75,6 @@ class Token(Frozen):
         return upper if upper in KEYWORDS else None
 
 
-def malformed(statement: str, detail: str) -> ValidationException:
-    """DynamoDB's syntax-error form."""
-    return ValidationException(f"Statement wasn't well formed, can't be processed: {detail}")
-
-
 def _quoted(source: str, i: int, quote: str) -> tuple[str, int] | None:
     """Body of a quoted token starting at i (the quote), with doubled quotes unescaped; None if unterminated."""
     out, n, j = [], len(source), i + 1
@@ -136,7 +131,7 @@ def tokenize(source: str) -> list[Token]:
         if ch == "/" and source[i + 1:i + 2] == "*":  # /* block comment */
             end = source.find("*/", i + 2)
             if end < 0:
-                raise malformed(source, f"Unterminated comment at {line}:{column}")
+                raise malformed_statement(f"Unterminated comment at {line}:{column}")
             line += source.count("\n", i, end)
             if "\n" in source[i:end]:
                 line_start = source.rfind("\n", i, end) + 1
@@ -154,13 +149,13 @@ def tokenize(source: str) -> list[Token]:
             if ch == "`":
                 end = source.find("`", i + 1)
                 if end < 0:
-                    raise malformed(source, f"Unterminated Ion literal at {line}:{column}")
+                    raise malformed_statement(f"Unterminated Ion literal at {line}:{column}")
                 append(Token(ION, source[i + 1:end], start, end + 1, line, column))
                 i = end + 1
                 continue
             found = _quoted(source, i, ch)
             if found is None:
-                raise malformed(source, f"Unterminated quoted {'string' if ch == chr(39) else 'identifier'} "
+                raise malformed_statement(f"Unterminated quoted {'string' if ch == chr(39) else 'identifier'} "
                                         f"at {line}:{column}")
             text, i = found
             append(Token(STRING if ch == "'" else QUOTED, text, start, i, line, column))

@@ -10,7 +10,7 @@ from __future__ import annotations
 
 from collections.abc import Callable
 
-from dynalocal.errors import ValidationException
+from dynalocal.errors import ValidationException, malformed_statement
 from dynalocal.expressions import ast as A
 from dynalocal.expressions.partiql.ast import (
     Composite,
@@ -33,7 +33,6 @@ from dynalocal.expressions.partiql.lexer import (
     QUOTED,
     STRING,
     Token,
-    malformed,
     tokenize,
 )
 from dynalocal.values import numbers
@@ -69,7 +68,7 @@ class Parser:
     def error(self, tok: Token | None = None) -> ValidationException:
         tok = tok or self.toks[self.pos]
         where = f"{tok.line}:{tok.column}:{tok.end - tok.start}"
-        return malformed(self.text, f"Unexpected token '{tok.text}' at {where}")
+        return malformed_statement(f"Unexpected token '{tok.text}' at {where}")
 
     def peek(self, ahead: int = 0) -> Token:
         return self.toks[min(self.pos + ahead, len(self.toks) - 1)]

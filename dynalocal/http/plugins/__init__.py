@@ -5,7 +5,7 @@ CORS headers. `install(server)` adds them per the server's settings.
 Order of `before` (one request; each step may answer at once):
 1. OPTIONS preflight from a browser (server.cors).
 2. Authentication (server.auth) over the body as sent (signatures cover the compressed bytes);
-   the caller's region, account and table scope are set on the Context the request runs against.
+   the caller (engine.caller.Caller: region, account, table scope) is set on the request (`req.caller`).
    As in DynamoDB, a body that is not JSON or an unknown X-Amz-Target is reported before a
    missing or bad signature (docs/behaviour/wire.md §1): such a request is passed on to be refused there.
 3. Decompression of a Content-Encoding body (server.compression): undecodable -> HTTP 500
@@ -17,14 +17,13 @@ from __future__ import annotations
 
 import orjson
 
-from dynalocal.errors import DynamoError, InternalServerError
-from dynalocal.http import codec
+from dynalocal.errors import DynamoError, InternalServerError, error_body
 from dynalocal.http.plugins import compression
 from dynalocal.http.plugins.auth import Authenticator
 from dynalocal.http.plugins.cors import CorsPolicy
 from dynalocal.http.exchange import Answer, Request
 
-_UNDECODABLE = Answer(500, codec.error_body(InternalServerError("Internal server error")))
+_UNDECODABLE = Answer(500, error_body(InternalServerError("Internal server error")))
 _TOO_LARGE = Answer(413, b"", b"text/plain")
 
 
@@ -62,8 +61,7 @@ class WirePlugin:
         principal = self.auth.quick(authorization) if authorization is not None else None
         encoding = req.content_encoding
         if principal is not None:  # relaxed or none mode, a well-formed header: the common case
-            ctx = self.ctx
-            ctx.region, ctx.account, ctx.scope = principal.region, principal.account, principal.scope
+            req.caller = principal
         else:
             refusal = self._authenticate(req, url, encoding)
             if refusal is not None:
@@ -78,7 +76,6 @@ class WirePlugin:
         return None
 
     def _authenticate(self, req: Request, url: bytes, encoding: bytes | None) -> Answer | None:
-        ctx = self.ctx
         text = {name.decode("latin-1"): value.decode("latin-1") for name, value in req.headers} \
             if self.auth.mode == "verify" else _LazyHeaders(req)
         path, _, query = url.decode("latin-1").partition("?")
@@ -87,8 +84,8 @@ class WirePlugin:
         except DynamoError as err:
             if encoding is None and _refused_before_auth(req):
                 return None  # dispatch answers SerializationException / UnknownOperationException
-            return Answer(err.status, codec.error_body(err))
-        ctx.region, ctx.account, ctx.scope = principal.region, principal.account, principal.scope
+            return Answer(err.status, error_body(err))
+        req.caller = principal
         return None
 
     def after(self, req: Request, answer: Answer) -> Answer:
@@ -120,13 +117,10 @@ class _LazyHeaders:
         return default if value is None else value.decode("latin-1")
 
 
-STREAMS_OPERATIONS = frozenset(("ListStreams", "DescribeStream", "GetShardIterator", "GetRecords"))
-
-
 def _refused_before_auth(req: Request) -> bool:
     """Whether DynamoDB would refuse this request before looking at its signature (a body that
     is not JSON, or no operation of either API named); dispatch then answers it, running nothing."""
-    from dynalocal.engine.operations import KNOWN_OPERATIONS
+    from dynalocal.engine.operations import KNOWN_OPERATIONS, STREAM_HANDLERS
 
     if req.body:
         try:
@@ -134,7 +128,7 @@ def _refused_before_auth(req: Request) -> bool:
         except orjson.JSONDecodeError:
             return True
     operation = (req.target or "").rpartition(".")[2]
-    return operation not in KNOWN_OPERATIONS and operation not in STREAMS_OPERATIONS
+    return operation not in KNOWN_OPERATIONS and operation not in STREAM_HANDLERS
 
 
 def install(server) -> WirePlugin:

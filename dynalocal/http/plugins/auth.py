@@ -30,10 +30,9 @@ from urllib.parse import quote, unquote
 
 from dynalocal.errors import (IncompleteSignatureException, InvalidSignatureException, MissingAuthenticationTokenException,
                       UnrecognizedClientException)
-from dynalocal.storage.database import SCOPE_SEPARATOR
+from dynalocal.engine.caller import Caller, scope_of  # noqa: F401  (scope_of: for callers of this module)
+from dynalocal.storage.database import ACCOUNT as DEFAULT_ACCOUNT, REGION as DEFAULT_REGION
 
-DEFAULT_ACCOUNT = "000000000000"
-DEFAULT_REGION = "us-east-1"
 SKEW = 15 * 60  # seconds a request's date may differ from ours
 ALGORITHM = "AWS4-HMAC-SHA256"
 MISSING_TOKEN = "Request is missing Authentication Token"
@@ -41,31 +40,6 @@ UNRECOGNIZED = "The security token included in the request is invalid."
 BAD_SIGNATURE = ("The request signature we calculated does not match the signature you provided. Check your AWS "
                  "Secret Access Key and signing method. Consult the service documentation for details.")
 _ACCOUNT = re.compile(r"\d{12}")
-
-
-def scope_of(isolation: str, region: str, account: str) -> str:
-    """The catalog key prefix of a caller's tables (storage.database): per region, per account
-    and region, or none (shared)."""
-    if isolation == "region":
-        return region + SCOPE_SEPARATOR
-    if isolation == "account":
-        return account + SCOPE_SEPARATOR + region + SCOPE_SEPARATOR
-    return ""
-
-
-class Principal:
-    """The caller of one request: access key, region, account, and its tables' scope."""
-
-    __slots__ = ("access_key", "region", "account", "scope")
-
-    def __init__(self, access_key: str, region: str, account: str, isolation: str = "shared") -> None:
-        self.access_key = access_key
-        self.region = region
-        self.account = account
-        self.scope = scope_of(isolation, region, account)
-
-    def __repr__(self) -> str:
-        return f"Principal({self.access_key!r}, {self.region!r}, {self.account!r}, scope={self.scope!r})"
 
 
 # --- credentials ----------------------------------------------------------------------------------
@@ -213,25 +187,25 @@ class Authenticator:
         self.credentials = dict(credentials or {})
         self.isolation = isolation
         self.clock = clock
-        self.anonymous = Principal("", DEFAULT_REGION, DEFAULT_ACCOUNT, isolation)
-        self._principals: dict[tuple[str, str], Principal] = {}  # (key, region) -> Principal, bounded
-        self._scopes: dict[str, Principal] = {}  # relaxed mode: Credential=... text -> Principal, bounded
-        self._prefixes: dict[bytes, Principal] = {}  # `quick`: header up to its signature -> Principal, bounded
+        self.anonymous = Caller("", DEFAULT_REGION, DEFAULT_ACCOUNT, isolation)
+        self._principals: dict[tuple[str, str], Caller] = {}  # (key, region) -> Caller, bounded
+        self._scopes: dict[str, Caller] = {}  # relaxed mode: Credential=... text -> Caller, bounded
+        self._prefixes: dict[bytes, Caller] = {}  # `quick`: header up to its signature -> Caller, bounded
 
-    def principal(self, access_key: str, region: str) -> Principal:
-        """The (cached) Principal of an access key signing for a region."""
+    def principal(self, access_key: str, region: str) -> Caller:
+        """The (cached) Caller of an access key signing for a region."""
         found = self._principals.get((access_key, region))
         if found is None:
             known = self.credentials.get(access_key)
             account = known[1] if known is not None and known[1] else account_from_key(access_key)
             if len(self._principals) >= 4096:
                 self._principals.clear()
-            found = self._principals[(access_key, region)] = Principal(access_key, region, account, self.isolation)
+            found = self._principals[(access_key, region)] = Caller(access_key, region, account, self.isolation)
         return found
 
     def authenticate(self, method: str, path: str, query: str, headers: Mapping[str, str],
-                     body: bytes) -> Principal:
-        """The request's Principal, or the DynamoDB error refusing it. `headers`: lower-cased names."""
+                     body: bytes) -> Caller:
+        """The request's Caller, or the DynamoDB error refusing it. `headers`: lower-cased names."""
         header = headers.get("authorization")
         if header is None or not header.startswith("AWS4-"):
             if self.mode == "none":
@@ -250,13 +224,13 @@ class Authenticator:
             self._verify(signed, method, path, query, headers, body)
         return self.principal(signed.access_key, signed.region)
 
-    def quick(self, header: bytes) -> Principal | None:
-        """Relaxed and none modes: the Principal of a well-formed Authorization header, or None when
+    def quick(self, header: bytes) -> Caller | None:
+        """Relaxed and none modes: the Caller of a well-formed Authorization header, or None when
         `authenticate` must look closer.
 
         Cached by the header's text before its last `Signature=` (a client repeats it: algorithm,
         credential scope, signed headers), when that text alone makes `_relaxed` accept the header:
-        then any header with the same prefix and a signature gets the same Principal."""
+        then any header with the same prefix and a signature gets the same Caller."""
         if self.mode == "verify":
             return None
         cut = header.rfind(b"Signature=")
@@ -273,8 +247,8 @@ class Authenticator:
             self._prefixes[prefix] = found
         return found
 
-    def _relaxed(self, header: str) -> Principal | None:
-        """The fast path of relaxed mode: a well-formed header's Principal from its credential scope
+    def _relaxed(self, header: str) -> Caller | None:
+        """The fast path of relaxed mode: a well-formed header's Caller from its credential scope
         (None: let the full parse name what is wrong)."""
         start = header.find("Credential=")
         if start < 0 or not header.startswith(ALGORITHM + " ") or "SignedHeaders=" not in header \
@@ -292,7 +266,7 @@ class Authenticator:
             found = self._scopes[credential] = self.principal(scope[0], scope[2])
         return found
 
-    def _presigned(self, query: str) -> Principal:
+    def _presigned(self, query: str) -> Caller:
         for part in query.split("&"):
             name, _, value = part.partition("=")
             if name == "X-Amz-Credential":
