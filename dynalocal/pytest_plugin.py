@@ -47,6 +47,7 @@ class _Session:
 
     def start(self) -> Any:
         if self.server is None:
+            # pytest loads this plugin in every run; the server only when a test asks for it
             from dynalocal.testing import LocalServer
 
             isolation = self.option("isolation")
@@ -120,7 +121,7 @@ def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Co
     state = config.stash.get(_STATE, None)
     if state is None or state.server is None or state.option("summary").lower() in ("no", "false", "0"):
         return
-    from dynalocal.diagnosis.render import summary_line
+    from dynalocal.diagnosis.render import summary_line  # only when a server ran (see above)
 
     server = state.server
     terminalreporter.section("dynalocal capacity")

@@ -14,6 +14,14 @@ import threading
 import time
 from typing import Any, Callable
 
+from dynalocal.cli.build import build_server
+from dynalocal.config import Settings
+from dynalocal.diagnosis.collect import collect
+from dynalocal.diagnosis.engine import diagnose
+from dynalocal.engine.reset import reset_database
+from dynalocal.http.plugins.auth import DEFAULT_REGION, scope_of
+from dynalocal.seed.loader import apply_seed, load_seed
+
 DEFAULT_CREDENTIALS = {"aws_access_key_id": "test", "aws_secret_access_key": "test", "region_name": "us-east-1"}
 
 
@@ -27,7 +35,6 @@ class LocalServer:
     `settings` are Settings fields (None: the default), or give `ctx`, a Context of your own (e.g.
     with a test clock). It listens on loopback whatever `host` says, on `port` (0: a free one).
     `init`: seed files, loaded at start and again after each `reset()` (and into each namespace)."""
-
     def __init__(self, *, init: list[str] | None = None, ctx: Any = None, port: int = 0, **settings: Any) -> None:
         self.options = {name: value for name, value in settings.items() if value is not None}
         if ctx is not None and self.options:
@@ -57,9 +64,6 @@ class LocalServer:
     def start(self, timeout: float = 30.0) -> "LocalServer":
         """Serve on a free port; return once it accepts requests."""
         began = time.perf_counter()
-        from dynalocal.cli.build import build_server
-        from dynalocal.config import Settings
-
         settings = None
         if self._own_ctx is None:
             unknown = set(self.options) - {f.name for f in dataclasses.fields(Settings)}
@@ -69,7 +73,6 @@ class LocalServer:
         self._server = server = build_server(settings, self._own_ctx, bind=("127.0.0.1", self.port))
         self.ctx = ctx = server.app.ctx
         if self.init:
-            from dynalocal.seed.loader import load_seed
 
             self._seed = load_seed(self.init)
             ctx.startup.append(self._apply_seed)
@@ -85,7 +88,6 @@ class LocalServer:
 
     async def _apply_seed(self, account: str | None = None) -> None:
         if self._seed:
-            from dynalocal.seed.loader import apply_seed
 
             await apply_seed(self.ctx, self._seed, account=account)
 
@@ -95,7 +97,6 @@ class LocalServer:
         loaded into it. Returns the access key."""
         if self.ctx.settings.isolation != "account":
             raise ValueError('namespaces need LocalServer(isolation="account")')
-        from dynalocal.http.plugins.auth import DEFAULT_REGION, scope_of
 
         self._namespaces += 1
         account = f"{100000000000 + self._namespaces:012d}"
@@ -131,8 +132,6 @@ class LocalServer:
 
     def reset(self) -> int:
         """Drop every table (and its persisted state), then load the seed files again."""
-        from dynalocal.engine.reset import reset_database
-
         async def reset() -> int:
             dropped = await reset_database(self.ctx)
             await self._apply_seed()
@@ -143,9 +142,6 @@ class LocalServer:
 
     def report(self, table: str | None = None) -> list:
         """The diagnosis of every table (or one), as `diagnosis.engine.TableReport`s."""
-        from dynalocal.diagnosis.collect import collect
-        from dynalocal.diagnosis.engine import diagnose
-
         scope = self.scope
 
         def run() -> list:

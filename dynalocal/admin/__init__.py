@@ -8,7 +8,8 @@ def admin_app(ctx: Context, loopback: bool, token: str | None):
     """The guarded ASGI app serving /_dynalocal/ (built on first use by http.app: Starlette costs start-up)."""
     from starlette.applications import Starlette
 
+    # with Starlette, on the first admin request: serving DynamoDB alone never loads them
     from dynalocal.admin.guard import AdminGuard
-    from dynalocal.admin.routes import admin_routes
+    from dynalocal.admin.routes import admin_routes  # (as above)
 
     return AdminGuard(Starlette(routes=admin_routes(ctx)), loopback, token)

@@ -13,7 +13,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from dynalocal.capacity.report import snapshot
+from dynalocal.diagnosis.collect import WINDOW, collect
+from dynalocal.diagnosis.engine import as_json, diagnose
+from dynalocal.diagnosis.render import render_report
+from dynalocal.engine.caller import ANONYMOUS, Caller
 from dynalocal.engine.context import Context
+from dynalocal.engine.dispatch import dispatch
 
 CONSOLE_FILES = {"console.html": "text/html; charset=utf-8", "console.js": "text/javascript; charset=utf-8",
                  "console.css": "text/css; charset=utf-8"}
@@ -45,23 +51,16 @@ def _keys(schema) -> dict:
 
 def report(ctx: Context, table: str | None = None) -> list:
     """The diagnosis of every table (or one)."""
-    from dynalocal.diagnosis.collect import collect
-    from dynalocal.diagnosis.engine import diagnose
-
     return diagnose(collect(ctx, table))
 
 
 def report_json(ctx: Context, table: str | None = None) -> dict:
-    from dynalocal.diagnosis.collect import WINDOW
-    from dynalocal.diagnosis.engine import as_json
 
     return {"window_seconds": WINDOW, "throttling": ctx.settings.throttling, "tables": as_json(report(ctx, table))}
 
 
 def heat(ctx: Context, name: str, seconds: int = HEAT_SECONDS) -> dict | None:
     """Per partition, per second, units consumed and throttle events over the last `seconds`, with limits."""
-    from dynalocal.capacity.report import snapshot
-
     snap = snapshot(ctx.capacity, ctx.db, name)
     data = snap["tables"].get(name)
     if data is None:
@@ -84,7 +83,6 @@ def heat(ctx: Context, name: str, seconds: int = HEAT_SECONDS) -> dict | None:
 
 def diagnosis_routes(ctx: Context) -> list[Route]:
     """The routes above, for admin.py to mount under /_dynalocal/."""
-
     async def tables(_: Request) -> Response:
         return JSONResponse({"tables": table_list(ctx)})
 
@@ -93,8 +91,6 @@ def diagnosis_routes(ctx: Context) -> list[Route]:
         if table is not None and table not in ctx.db.tables:
             return JSONResponse({"error": f"no table named {table}"}, status_code=404)
         if request.query_params.get("format") == "text":
-            from dynalocal.diagnosis.collect import WINDOW
-            from dynalocal.diagnosis.render import render_report
 
             return PlainTextResponse(render_report(report(ctx, table), WINDOW))
         return Response(orjson.dumps(report_json(ctx, table)), media_type="application/json")
@@ -111,9 +107,6 @@ def diagnosis_routes(ctx: Context) -> list[Route]:
 
     async def read(request: Request) -> Response:
         """The console's item browser: Scan, Query or DescribeTable, answered as DynamoDB would."""
-        from dynalocal.engine.caller import ANONYMOUS, Caller
-        from dynalocal.engine.dispatch import dispatch
-
         try:
             body = orjson.loads(await request.body())
             operation = body.pop("operation")

@@ -17,6 +17,7 @@ import sys
 from typing import Mapping, Sequence
 
 from dynalocal.config import LOCAL_IGNORED, OPTIONS, Option, Settings
+from dynalocal.http.plugins.auth import load_credentials
 
 TRUE_WORDS = frozenset(("1", "true", "yes", "on"))
 FALSE_WORDS = frozenset(("0", "false", "no", "off", ""))
@@ -125,8 +126,6 @@ def parse_args(argv: Sequence[str] | None = None, environ: Mapping[str, str] | N
 
 def settings_from(args: argparse.Namespace, environ: Mapping[str, str] | None = None) -> Settings:
     """The Settings of parsed options; the credentials loaded (the file and DYNALOCAL_CREDENTIALS in `environ`)."""
-    from dynalocal.http.plugins.auth import load_credentials
-
     values = {row.field: row.to_field(getattr(args, row.dest)) for row in OPTIONS}
     try:
         credentials = load_credentials(values["credentials_file"], os.environ if environ is None else environ)

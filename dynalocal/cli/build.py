@@ -5,9 +5,11 @@ It lives in cli/ because it joins the layers below it (http, seed, engine); noth
 """
 from __future__ import annotations
 
+from dynalocal.app import create_app
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
-from dynalocal.app import create_app
+from dynalocal.http.durability import STARTUP_ERRORS, Durability
+from dynalocal.http.plugins import install
 from dynalocal.http.serve import HttpServer
 
 
@@ -29,15 +31,14 @@ def build_server(settings: Settings | None = None, ctx: Context | None = None, *
         ctx = Context(settings=Settings() if settings is None else settings)
     settings = ctx.settings
     if settings.data_dir is not None and ctx.journal is None:
-        from dynalocal.http.durability import STARTUP_ERRORS, Durability
-
         try:
             Durability.open(ctx)
         except STARTUP_ERRORS as err:
             raise ConfigError(f"cannot use --data-dir {settings.data_dir}: {err}") from err
     if settings.init:
+        # seed files (and PyYAML) load only with --init
         from dynalocal.seed.loader import seed_hook
-        from dynalocal.seed.template import SeedError
+        from dynalocal.seed.template import SeedError  # (as above)
 
         try:
             ctx.startup.append(seed_hook(ctx, list(settings.init)))
@@ -46,7 +47,5 @@ def build_server(settings: Settings | None = None, ctx: Context | None = None, *
     host, port = (settings.host, settings.port) if bind is None else bind
     server = HttpServer(create_app(ctx), host, port)
     if plugins:
-        from dynalocal.http.plugins import install
-
         install(server)
     return server

@@ -24,6 +24,7 @@ def server_arguments(cmdline: list[str]) -> list[str]:
 
 def configured_port(pid: int) -> int:
     """The port process `pid` serves on, per its command line and the environment."""
+    # the health check runs every few seconds in a container: the option table loads only when asked
     from dynalocal.cli.arguments import parse_args
 
     try:

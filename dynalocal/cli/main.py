@@ -20,8 +20,9 @@ def repair(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     from pathlib import Path
 
+    # each subcommand loads only what it uses (see main)
     from dynalocal.journal.repair import repair_directory
-    from dynalocal.http.durability import DataDirectoryInUse, _lock
+    from dynalocal.http.durability import DataDirectoryInUse, _lock  # (as above)
 
     directory = Path(args.data_dir)
     if not directory.is_dir():
@@ -51,16 +52,17 @@ def main(argv: list[str] | None = None) -> None:
     if argv[:1] == ["repair"]:
         raise SystemExit(repair(argv[1:]))
     if argv[:1] == ["report"]:  # a subcommand of its own: dynalocal report [--endpoint URL] [--table T] [--json]
-        from dynalocal.cli.report import main as report
+        from dynalocal.cli.report import main as report  # a client: loads no server module
 
         raise SystemExit(report(argv[1:]))
     if argv[:1] == ["streams"]:  # a client tool: `dynalocal streams tail TABLE`
-        from dynalocal.cli.streams_tail import main as streams_main
+        from dynalocal.cli.streams_tail import main as streams_main  # a client too
 
         raise SystemExit(streams_main(argv[1:]))
     settings = settings_from(parse_args(argv))
+    # the server's modules load only to serve (not for repair, report or streams)
     from dynalocal.cli.build import ConfigError, build_server
-    from dynalocal.http.serve import StartupFailed
+    from dynalocal.http.serve import StartupFailed  # (as above)
 
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:

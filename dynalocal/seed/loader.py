@@ -14,7 +14,10 @@ from typing import Awaitable, Callable
 import orjson
 
 from dynalocal.seed.template import Request, SeedError, load_file
+from dynalocal.engine.caller import ANONYMOUS, Caller
+from dynalocal.engine.common import scoped_names
 from dynalocal.engine.context import Context
+from dynalocal.engine.dispatch import dispatch
 
 log = logging.getLogger("dynalocal")
 TARGET = "DynamoDB_20120810."
@@ -33,10 +36,6 @@ async def apply_seed(ctx: Context, requests: list[Request], account: str | None 
     """Send the seed requests; skip tables that exist already. Return how many requests ran.
 
     Under --isolation the tables belong to `account`/`region` (default: us-east-1, 000000000000)."""
-    from dynalocal.engine.caller import ANONYMOUS, Caller
-    from dynalocal.engine.common import scoped_names
-    from dynalocal.engine.dispatch import dispatch
-
     caller = Caller("", region or ANONYMOUS.region, account or ANONYMOUS.account, ctx.settings.isolation)
     existing = set(scoped_names(caller, ctx.db.tables))
     skipped = {body["TableName"] for op, body in requests if op == "CreateTable" and body["TableName"] in existing}

@@ -41,7 +41,7 @@ def parse_document(text: str, suffix: str = "") -> Any:
         except json.JSONDecodeError as err:
             if suffix == ".json":
                 raise SeedError(f"not valid JSON: {err}") from None
-    from dynalocal.seed.cfnyaml import load_yaml
+    from dynalocal.seed.cfnyaml import load_yaml  # PyYAML loads only for YAML seed files
 
     return load_yaml(text)
 

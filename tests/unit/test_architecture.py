@@ -24,7 +24,7 @@ PACKAGE = ROOT / "dynalocal"
 # diagnosis reads capacity's figures (capacity.report) and nothing of engine, and only admin/testing
 # use it: it sits above capacity, beside journal (which restores storage).
 LAYERS: list[set[str]] = [
-    {"__main__", "cli", "testing", "pytest_plugin"},  # entry points
+    {"__main__", "cli", "app", "testing", "pytest_plugin"},  # entry points; app joins http and admin
     {"admin", "http", "seed"},  # the server's faces: admin API and console, the wire, seeding
     {"engine"},  # DynamoDB without HTTP
     {"diagnosis", "journal"},  # over capacity / storage
@@ -36,50 +36,9 @@ LAYER_OF = {part: rank for rank, parts in enumerate(LAYERS) for part in parts}
 # Known violations, as (importing module, imported module); each is removed by another branch's merge
 # (named after the files that branch rewrites). The test fails on an entry no longer needed: delete it.
 # Imports that close an import cycle: the cycle check leaves them out (and fails once none closes one).
-ALLOWED_CYCLE_IMPORTS: set[tuple[str, str]] = {
-    ("dynalocal.engine.context", "dynalocal.http.plugins.cors"),  # removed by the engine/context.py (config) merge
-    ("dynalocal.admin.diagnosis_routes", "dynalocal.http.app"),  # removed by the admin merge
-}
-ALLOWED_UPWARD: set[tuple[str, str]] = {
-    ("dynalocal.engine.context", "dynalocal.http.plugins.cors"),  # removed by the engine/context.py (config) merge
-}
-ALLOWED_UNCOMMENTED: set[tuple[str, str]] = {
-    ("dynalocal.admin.diagnosis_routes", "dynalocal.capacity.report"),  # removed by the admin merge
-    ("dynalocal.admin.diagnosis_routes", "dynalocal.diagnosis.collect"),  # removed by the admin merge
-    ("dynalocal.admin.diagnosis_routes", "dynalocal.diagnosis.engine"),  # removed by the admin merge
-    ("dynalocal.admin.diagnosis_routes", "dynalocal.diagnosis.render"),  # removed by the admin merge
-    ("dynalocal.admin.diagnosis_routes", "dynalocal.http.app"),  # removed by the admin merge
-    ("dynalocal.cli.healthcheck", "dynalocal.cli.main"),  # removed by the cli merge
-    ("dynalocal.cli.main", "dynalocal.cli.report"),  # removed by the cli merge
-    ("dynalocal.cli.main", "dynalocal.cli.streams_tail"),  # removed by the cli merge
-    ("dynalocal.cli.main", "dynalocal.http.app"),  # removed by the cli merge
-    ("dynalocal.cli.main", "dynalocal.http.durability"),  # removed by the cli merge
-    ("dynalocal.cli.main", "dynalocal.http.plugins"),  # removed by the cli merge
-    ("dynalocal.cli.main", "dynalocal.http.plugins.auth"),  # removed by the cli merge
-    ("dynalocal.cli.main", "dynalocal.http.plugins.cors"),  # removed by the cli merge
-    ("dynalocal.cli.main", "dynalocal.http.serve"),  # removed by the cli merge
-    ("dynalocal.cli.main", "dynalocal.journal.repair"),  # removed by the cli merge
-    ("dynalocal.cli.main", "dynalocal.seed.loader"),  # removed by the cli merge
-    ("dynalocal.cli.main", "dynalocal.seed.template"),  # removed by the cli merge
-    ("dynalocal.http.app", "dynalocal.admin.guard"),  # removed by the http merge
-    ("dynalocal.http.app", "dynalocal.admin.routes"),  # removed by the http merge
-    ("dynalocal.http.plugins", "dynalocal.engine.operations"),  # removed by the http merge
-    ("dynalocal.pytest_plugin", "dynalocal.diagnosis.render"),  # removed by the testing.py/pytest_plugin.py merge
-    ("dynalocal.pytest_plugin", "dynalocal.testing"),  # removed by the testing.py/pytest_plugin.py merge
-    ("dynalocal.seed.loader", "dynalocal.engine.common"),  # removed by the seed merge
-    ("dynalocal.seed.loader", "dynalocal.http.app"),  # removed by the seed merge
-    ("dynalocal.seed.loader", "dynalocal.http.plugins.auth"),  # removed by the seed merge
-    ("dynalocal.seed.template", "dynalocal.seed.cfnyaml"),  # removed by the seed merge
-    ("dynalocal.testing", "dynalocal.diagnosis.collect"),  # removed by the testing.py/pytest_plugin.py merge
-    ("dynalocal.testing", "dynalocal.diagnosis.engine"),  # removed by the testing.py/pytest_plugin.py merge
-    ("dynalocal.testing", "dynalocal.engine.context"),  # removed by the testing.py/pytest_plugin.py merge
-    ("dynalocal.testing", "dynalocal.http.app"),  # removed by the testing.py/pytest_plugin.py merge
-    ("dynalocal.testing", "dynalocal.http.durability"),  # removed by the testing.py/pytest_plugin.py merge
-    ("dynalocal.testing", "dynalocal.http.plugins"),  # removed by the testing.py/pytest_plugin.py merge
-    ("dynalocal.testing", "dynalocal.http.plugins.auth"),  # removed by the testing.py/pytest_plugin.py merge
-    ("dynalocal.testing", "dynalocal.http.serve"),  # removed by the testing.py/pytest_plugin.py merge
-    ("dynalocal.testing", "dynalocal.seed.loader"),  # removed by the testing.py/pytest_plugin.py merge
-}
+ALLOWED_CYCLE_IMPORTS: set[tuple[str, str]] = set()
+ALLOWED_UPWARD: set[tuple[str, str]] = set()
+ALLOWED_UNCOMMENTED: set[tuple[str, str]] = set()
 ALLOWED_MISSING_DOCS: set[tuple[str, str]] = set()
 
 _DOC_CITATION = re.compile(r"\bdocs/[\w./-]*\w")

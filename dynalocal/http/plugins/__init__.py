@@ -120,7 +120,7 @@ class _LazyHeaders:
 def _refused_before_auth(req: Request) -> bool:
     """Whether DynamoDB would refuse this request before looking at its signature (a body that
     is not JSON, or no operation of either API named); dispatch then answers it, running nothing."""
-    from dynalocal.engine.operations import KNOWN_OPERATIONS, STREAM_HANDLERS
+    from dynalocal.engine.operations import KNOWN_OPERATIONS, STREAM_HANDLERS  # loads every handler: once, at install
 
     if req.body:
         try:
