@@ -21,7 +21,7 @@ from dynalocal.storage.database import TableEntry
 from dynalocal.values.attributes import MAX_ITEM_SIZE, validate_item
 from dynalocal.engine.context import Context
 from dynalocal.engine.common import compile_expressions, data_table
-from dynalocal.engine.writes import commit, prepare
+from dynalocal.engine.writes import write
 
 MAX_GET_KEYS = 100
 MAX_WRITES = 25
@@ -163,11 +163,10 @@ def batch_write_item(ctx: Context, body: dict) -> dict:
         table = entry.table
         for is_put, value, size, key, prefix, element in planned:
             try:  # only a throttle is raised here: by the table's partition or a GSI's (back-pressure)
-                part, old = prepare(charge, table, key)
                 if is_put:
-                    commit(charge, table, part, key, prefix, old, (dumps(value), size), value)
+                    write(charge, table, key, prefix, (dumps(value), size), value)
                 else:
-                    commit(charge, table, part, key, prefix, old, None)
+                    write(charge, table, key, prefix, None)
             except DynamoError as err:  # nothing written: left for the caller to resubmit
                 refused = refused or err
                 unprocessed.setdefault(name, []).append(element)

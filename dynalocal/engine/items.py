@@ -11,7 +11,7 @@ from dynalocal.storage.index import check_index_keys
 from dynalocal.values.attributes import MAX_ITEM_SIZE, item_size, validate_item
 from dynalocal.engine.context import Context
 from dynalocal.engine.common import EXPRESSION_MEMBERS, check_return_values, compile_expressions, data_table
-from dynalocal.engine.writes import check, commit, prepare
+from dynalocal.engine.writes import check, prepare, write
 
 ITEM_TOO_BIG = "Item size has exceeded the maximum allowed size"
 UPDATE_TOO_BIG = "Item size to update has exceeded the maximum allowed size"
@@ -68,13 +68,9 @@ def put_item(ctx: Context, body: dict) -> dict | bytes:
     if table.indexes:
         check_index_keys(table, item)
     charge = ctx.capacity.charge(entry)
-    part, old = prepare(charge, table, key)
-    old_item = check(charge, part, prefix, compiled, body, old, None, size) if compiled else None
-    old_item = commit(charge, table, part, key, prefix, old, (dumps(item), size), item, old_item)
-    attributes = None
-    if return_values == "ALL_OLD" and old is not None:
-        attributes = old_item if old_item is not None else orjson.loads(old[0])
-    return _answer(body, charge, attributes, item)
+    want_old = return_values == "ALL_OLD"
+    old_item = write(charge, table, key, prefix, (dumps(item), size), item, compiled, body, want_old)
+    return _answer(body, charge, old_item if want_old else None, item)
 
 
 def delete_item(ctx: Context, body: dict) -> dict | bytes:
@@ -85,13 +81,9 @@ def delete_item(ctx: Context, body: dict) -> dict | bytes:
     table = entry.table
     key, prefix = table.schema.check_key_parts(key_map, KEY_EMPTY_PREFIX)
     charge = ctx.capacity.charge(entry)
-    part, old = prepare(charge, table, key)
-    old_item = check(charge, part, prefix, compiled, body, old, None, old[1] if old else 0) if compiled else None
-    old_item = commit(charge, table, part, key, prefix, old, None, None, old_item)
-    attributes = None
-    if return_values == "ALL_OLD" and old is not None:
-        attributes = old_item if old_item is not None else orjson.loads(old[0])
-    return _answer(body, charge, attributes, key_map)
+    want_old = return_values == "ALL_OLD"
+    old_item = write(charge, table, key, prefix, None, None, compiled, body, want_old)
+    return _answer(body, charge, old_item if want_old else None, key_map)
 
 
 def _answer(body: dict, charge: Charge, attributes: dict | None, key: dict) -> dict | bytes:
@@ -149,8 +141,8 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
     if new_item is not None and table.indexes:
         check_index_keys(table, new_item, update=update is not None)
     # new_item is None only when there was no item (an update that creates none): nothing is written
-    commit(charge, table, part, key, prefix, old, (dumps(new_item), size) if new_item is not None else None,
-           new_item, old_item)
+    write(charge, table, key, prefix, (dumps(new_item), size) if new_item is not None else None, new_item,
+          part=part, old=old, old_item=old_item)
     attributes = None
     if return_values == "ALL_OLD":
         attributes = old_item

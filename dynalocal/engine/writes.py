@@ -1,17 +1,18 @@
 """The write sequence every item write goes through: PutItem, UpdateItem, DeleteItem (and the
 PartiQL statements run as them), BatchWriteItem and TransactWriteItems.
 
-    part, old = prepare(charge, table, key)      # partition (request's layout), write admitted, current record
-    old_item = check(charge, part, prefix, ...)  # condition; a failed one is still charged
-    old_item = commit(charge, table, part, key, prefix, old, new, new_item, old_item)
-                                                 # GSI plan + back-pressure, Table.write, charge
+    prepare   partition index (from the request's layout), write admitted, current record
+    check     the request's condition; a failed one is still charged
+    write     GSI plan + back-pressure (before anything is written), Table.write, charge
 
-A transaction instead admits every action's GSI writes (`admit_indexes`) before applying any
-(`apply`, transactional pricing). Pricing lives in `Charge`, listeners behind `Table.write`;
-this module is the one place that calls them for a write. The partition index is looked up
-once, from the layout current for the whole request (layouts change only between requests,
-`Capacity.settle`), and used to the end. TTL deletes are not requests (free, never throttled):
-they go through `Table.apply` directly (storage.ttl), where the same listeners run.
+`write` runs the whole sequence (PutItem, DeleteItem, a BatchWriteItem write), or its end after
+the caller's own `prepare` and `check` (UpdateItem, which builds the new item from the old one
+in between). A transaction prepares, checks and admits (`admit_indexes`) every action before
+it applies any (`apply`, transactional pricing). Pricing lives in `Charge`, listeners behind
+`Table.write`; this module is the one place that calls them for a write. The partition index is
+looked up once, from the layout current for the whole request (layouts change only between
+requests, `Capacity.settle`), and used to the end. TTL deletes are not requests (free, never
+throttled): they go through `Table.apply` directly (storage.ttl), where the same listeners run.
 """
 from __future__ import annotations
 
@@ -25,15 +26,9 @@ from dynalocal.storage.table import Table
 _NO_GSIS: tuple = ()  # a write on a table without indexes touches no GSI
 
 
-def locate(table: Table, key: bytes) -> tuple[int, Record | None]:
-    """The key's partition index (from the request's layout) and its current record."""
-    part = table.partition_index(key)
-    return part, table.partitions[part].get(key)
-
-
 def prepare(charge: Charge, table: Table, key: bytes) -> tuple[int, Record | None]:
-    """`locate`, after admitting a write on the key's partition (raises the throttle error:
-    a refused write reads and changes nothing)."""
+    """The key's partition index and its current record, after admitting a write on that
+    partition (or raising the throttle error: a refused write reads and changes nothing)."""
     part = table.partition_index(key)
     charge.admit(1, part)
     return part, table.partitions[part].get(key)
@@ -66,12 +61,22 @@ def admit_indexes(charge: Charge, table: Table, part: int, key: bytes, old: Reco
     return gsis
 
 
-def commit(charge: Charge, table: Table, part: int, key: bytes, prefix: bytes, old: Record | None,
-           new: Record | None, new_item: dict | None = None, old_item: dict | None = None) -> dict | None:
+def write(charge: Charge, table: Table, key: bytes, prefix: bytes, new: Record | None,
+          new_item: dict | None = None, compiled=None, spec: dict | None = None, want_old: bool = False,
+          part: int = -1, old: Record | None = None, old_item: dict | None = None) -> dict | None:
     """Store `new` (or delete the item when None; a missing one is left alone) and charge it:
-    W(max(old, new)), one unit for nothing, plus the index units owed. On a table with indexes
-    the GSI writes are admitted first (`admit_indexes`: may raise, before anything is written).
-    Returns `old_item`, decoded if that was needed here (so a caller decodes it at most once)."""
+    W(max(old, new)), one unit for nothing, plus the index units owed. From the start (`part`
+    -1: `prepare`, then `check` when the request has expressions, failing with W(new, else old))
+    or after the caller's own (`part`, `old`, `old_item`). On a table with indexes the GSI
+    writes are admitted first (`admit_indexes`: may raise, before anything is written).
+    Returns the old item if it was decoded, or asked for (`want_old`); else None."""
+    if part < 0:
+        part = table.partition_index(key)  # `prepare`, inlined: one call less on the hot path
+        charge.admit(1, part)
+        old = table.partitions[part].get(key)
+        if compiled is not None:
+            size = new[1] if new is not None else old[1] if old is not None else 0
+            old_item = check(charge, part, prefix, compiled, spec, old, None, size)  # type: ignore[arg-type]
     if table.indexes and (new is not None or old is not None):
         if old_item is None and old is not None:
             old_item = orjson.loads(old[0])  # decoded once, for the GSI plan and the index listener
@@ -86,6 +91,8 @@ def commit(charge: Charge, table: Table, part: int, key: bytes, prefix: bytes, o
         if old is not None:
             table.write(part, key, None, None, old_item)
         charge.delete(part, prefix, old[1] if old is not None else 0)
+    if want_old and old_item is None and old is not None:
+        return orjson.loads(old[0])
     return old_item
 
 

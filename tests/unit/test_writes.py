@@ -1,5 +1,5 @@
 """The one write sequence (engine.writes) on an in-process Context, called as the handlers call it:
-prepare (partition, admission, current item), check (condition), commit (GSI back-pressure,
+prepare (partition, admission, current item), check (condition), write (GSI back-pressure,
 Table.write, charge), and the transaction's admit_indexes / apply."""
 from __future__ import annotations
 
@@ -54,17 +54,14 @@ def _item(pk: str, g: str | None = None, kb: int = 0) -> dict:
 
 
 def _put(ctx: Context, item: dict, spec: dict | None = None) -> Charge:
-    """PutItem's sequence: prepare, check (when the request has a condition), commit."""
+    """PutItem's sequence: prepare, check (when the request has a condition), write."""
     entry = ctx.db.tables[T]
     table = entry.table
     key, prefix = table.schema.check_item_parts(item)
     charge = ctx.capacity.charge(entry)
-    part, old = writes.prepare(charge, table, key)
     spec = spec or {}
-    compiled = compile_expressions(spec, "PutItem")
-    size = item_size(item)
-    old_item = writes.check(charge, part, prefix, compiled, spec, old, None, size) if compiled else None
-    writes.commit(charge, table, part, key, prefix, old, (dumps(item), size), item, old_item)
+    writes.write(charge, table, key, prefix, (dumps(item), item_size(item)), item, compile_expressions(spec, "PutItem"),
+                 spec)
     return charge
 
 
@@ -73,8 +70,9 @@ def _delete(ctx: Context, pk: str) -> Charge:
     table = entry.table
     key, prefix = table.schema.check_key_parts({"p": {"S": pk}})
     charge = ctx.capacity.charge(entry)
-    part, old = writes.prepare(charge, table, key)
-    writes.commit(charge, table, part, key, prefix, old, None)
+    before = _stored(ctx, pk)
+    assert writes.write(charge, table, key, prefix, None, want_old=True) == before  # DeleteItem's ALL_OLD
+    assert _stored(ctx, pk) is None
     return charge
 
 
@@ -103,6 +101,11 @@ def test_a_failed_condition_is_charged_the_new_item_and_writes_nothing():
     assert failed.value.extra["Item"] == _item("a", kb=2)  # ALL_OLD: the item as it is
     assert _units(charge) == {"TableName": T, "CapacityUnits": 3.0, "Table": {"CapacityUnits": 3.0}}
     assert table.sequence == sequence and _stored(ctx, "a") == _item("a", kb=2)
+    charge = ctx.capacity.charge(entry)  # the whole sequence: write checks the condition first
+    with pytest.raises(ConditionalCheckFailedException):
+        writes.write(charge, table, key, prefix, (b"{}", 3 * 1024), _item("a", kb=3),
+                     compile_expressions(spec, "PutItem"), spec)
+    assert _units(charge)["CapacityUnits"] == 3.0 and table.sequence == sequence
 
 
 def test_a_failed_condition_on_a_missing_item_is_charged_one_unit():
@@ -125,7 +128,7 @@ def test_a_transaction_check_charges_nothing():
     _put(ctx, _item("a"))
     table = ctx.db.tables[T].table
     key, prefix = table.schema.check_item_parts(_item("a"))
-    part, old = writes.locate(table, key)
+    part, old = writes.prepare(ctx.capacity.charge(ctx.db.tables[T]), table, key)
     spec = {"ConditionExpression": "attribute_not_exists(p)"}
     with pytest.raises(ConditionalCheckFailedException):
         writes.check(None, part, prefix, compile_expressions(spec, "TransactWriteItems"), spec, old, None, 0)
