@@ -141,11 +141,6 @@ def _charges(ctx: Context, actions: list[Action]) -> dict[str, Charge]:
     return charges
 
 
-def _writes(action: Action) -> bool:
-    """Whether the action changes its item: a new record, or a Delete of an existing item."""
-    return action.new is not None or (action.kind == "Delete" and action.old is not None)
-
-
 def _prepare(action: Action) -> None:
     """Admit the action's write on its partition and read its current item (writes.prepare)."""
     try:
@@ -156,7 +151,7 @@ def _prepare(action: Action) -> None:
 
 def _admit_indexes(action: Action, old_item: dict | None, new_item: dict | None) -> None:
     """GSI back-pressure: cancel a write that a GSI partition cannot absorb."""
-    if not action.entry.table.indexes or not _writes(action):
+    if not action.entry.table.indexes or (action.new is None and (action.kind != "Delete" or action.old is None)):
         return
     try:
         action.gsis = admit_indexes(action.charge, action.entry.table, action.part,  # type: ignore[arg-type]
