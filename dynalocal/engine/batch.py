@@ -21,7 +21,9 @@ from dynalocal.storage.database import TableEntry
 from dynalocal.values.attributes import MAX_ITEM_SIZE, validate_item
 from dynalocal.engine.context import Context
 from dynalocal.engine.common import compile_expressions, data_table
-from dynalocal.engine.writes import write
+# Aliased: CPython 3.11 compiles `x.get(...)` as a slow LOAD_ATTR (a bound method per call) when
+# `x` is also a name imported into the module, and `write` is _parse_writes's loop variable.
+from dynalocal.engine.writes import write as write_item
 
 MAX_GET_KEYS = 100
 MAX_WRITES = 25
@@ -164,9 +166,9 @@ def batch_write_item(ctx: Context, body: dict) -> dict:
         for is_put, value, size, key, prefix, element in planned:
             try:  # only a throttle is raised here: by the table's partition or a GSI's (back-pressure)
                 if is_put:
-                    write(charge, table, key, prefix, (dumps(value), size), value)
+                    write_item(charge, table, key, prefix, (dumps(value), size), value)
                 else:
-                    write(charge, table, key, prefix, None)
+                    write_item(charge, table, key, prefix, None)
             except DynamoError as err:  # nothing written: left for the caller to resubmit
                 refused = refused or err
                 unprocessed.setdefault(name, []).append(element)

@@ -140,9 +140,10 @@ def update_item(ctx: Context, body: dict) -> dict | bytes:
             raise ValidationException(UPDATE_TOO_BIG)
     if new_item is not None and table.indexes:
         check_index_keys(table, new_item, update=update is not None)
-    # new_item is None only when there was no item (an update that creates none): nothing is written
+    # The sequence's end, after this handler's own prepare and check (positional: a keyword call
+    # costs more). new_item is None only when there was no item and none is created: nothing is written.
     write(charge, table, key, prefix, (dumps(new_item), size) if new_item is not None else None, new_item,
-          part=part, old=old, old_item=old_item)
+          None, None, False, part, old, old_item)
     attributes = None
     if return_values == "ALL_OLD":
         attributes = old_item
