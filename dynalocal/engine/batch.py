@@ -1,9 +1,11 @@
 """BatchGetItem and BatchWriteItem.
 
 Everything is validated (values, tables, keys, duplicates) before anything is read or
-written, so a rejected batch changes nothing; writes go through Table.apply one by one.
+written, so a rejected batch changes nothing; then the writes are made one by one.
 A key or write whose partition (or, for writes, a GSI partition) is throttled is returned in
 UnprocessedKeys / UnprocessedItems; only when nothing at all was processed does the call fail.
+Each write goes through the one write sequence (engine.writes: admission, GSI back-pressure,
+Table.write, charge), with no condition.
 """
 from __future__ import annotations
 
@@ -20,6 +22,9 @@ from dynalocal.values.attributes import MAX_ITEM_SIZE, validate_item
 from dynalocal.engine.context import Context
 from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import compile_expressions, data_table
+# Aliased: CPython 3.11 compiles `x.get(...)` as a slow LOAD_ATTR (a bound method per call) when
+# `x` is also a name imported into the module, and `write` is _parse_writes's loop variable.
+from dynalocal.engine.writes import write as write_item
 
 MAX_GET_KEYS = 100
 MAX_WRITES = 25
@@ -28,7 +33,6 @@ DUPLICATES = "Provided list of item keys contains duplicates"
 NOT_ONE_REQUEST = ("Supplied AttributeValue has more than one datatypes set, must contain exactly one of the "
                    "supported datatypes")
 KEY_EMPTY_PREFIX = "One or more parameter values are not valid. "
-_NO_GSIS: list = []  # shared, never modified: a write on a table without indexes touches no GSI
 
 
 def batch_get_item(ctx: Context, caller: Caller, body: dict) -> dict:
@@ -160,29 +164,16 @@ def batch_write_item(ctx: Context, caller: Caller, body: dict) -> dict:
         total += len(planned)
         charge = charges[name]
         table = entry.table
-        partitions, locate, indexes = table.partitions, table.partition_index, table.indexes
-        refuse, write = charge.refuse, table.write
         for is_put, value, size, key, prefix, element in planned:
-            part = locate(key)
-            old = partitions[part].get(key)
-            old_item = None
-            gsis: list = _NO_GSIS
-            err = refuse(1, part)
-            if err is None and indexes and (old is not None or is_put):
-                old_item = orjson.loads(old[0]) if old is not None else None  # once, for the plan and the indexes
-                gsis = charge.plan_gsi(key, old, value if is_put else None, old_item)
-                err = charge.refuse_gsi(part, gsis)
-            if err is not None:  # throttled by the table or a GSI: left for the caller to resubmit
+            try:  # only a throttle is raised here: by the table's partition or a GSI's (back-pressure)
+                if is_put:
+                    write_item(charge, table, key, prefix, (dumps(value), size), value)
+                else:
+                    write_item(charge, table, key, prefix, None)
+            except DynamoError as err:  # nothing written: left for the caller to resubmit
                 refused = refused or err
                 unprocessed.setdefault(name, []).append(element)
                 continue
-            old_size = old[1] if old is not None else 0
-            if is_put:
-                done = write(part, key, (dumps(value), size), value, old_item)
-                charge.put(part, prefix, old_size, size, done.owed if done is not None else None, gsis)
-            else:
-                done = write(part, key, None, None, old_item) if old is not None else None
-                charge.delete(part, prefix, old_size, done.owed if done is not None else None, gsis)
             if want_metrics and entry.lsis:
                 hash_name = table.schema.hash_name
                 metrics.setdefault(name, []).append(

@@ -3,7 +3,7 @@ from __future__ import annotations
 
 import orjson
 
-from dynalocal.errors import ConditionalCheckFailedException, ValidationException
+from dynalocal.errors import ValidationException
 from dynalocal.expressions import compile_request
 from dynalocal.values.blob import dumps
 from dynalocal.capacity.charge import Charge
@@ -12,6 +12,7 @@ from dynalocal.values.attributes import MAX_ITEM_SIZE, item_size, validate_item
 from dynalocal.engine.context import Context
 from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import EXPRESSION_MEMBERS, check_return_values, compile_expressions, data_table
+from dynalocal.engine.writes import check, prepare, write
 
 ITEM_TOO_BIG = "Item size has exceeded the maximum allowed size"
 UPDATE_TOO_BIG = "Item size to update has exceeded the maximum allowed size"
@@ -28,19 +29,6 @@ def _validate_key(body: dict) -> dict:
             validate_item(key)
             break
     return key
-
-
-def _check_condition(charge: Charge, part: int, prefix: bytes, compiled, body: dict,
-                     old: tuple | None, old_item: dict | None, new_size: int) -> dict | None:
-    """Evaluate the request's condition against the current item; return the decoded old item.
-    A failed condition is still charged (`Charge.condition_failed`)."""
-    if old_item is None and old is not None:
-        old_item = orjson.loads(old[0])
-    if compiled is not None and compiled.condition is not None and not compiled.condition.matches(old_item):
-        charge.condition_failed(part, prefix, old is not None, new_size)
-        show = body.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD" and old_item is not None
-        raise ConditionalCheckFailedException(old_item if show else None)
-    return old_item
 
 
 def get_item(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
@@ -80,25 +68,10 @@ def put_item(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
     key, prefix = table.schema.check_item_parts(item)
     if table.indexes:
         check_index_keys(table, item)
-    part = table.partition_index(key)
     charge = ctx.capacity.charge(entry)
-    charge.admit(1, part)
-    old = table.partitions[part].get(key)
-    old_item = _check_condition(charge, part, prefix, compiled, body, old, None, size) if compiled else None
-    if table.indexes:
-        if old_item is None and old is not None:
-            old_item = orjson.loads(old[0])  # decoded once, for the GSI plan and the index listener
-        gsis = charge.plan_gsi(key, old, item, old_item)
-        charge.admit_gsi(part, gsis)
-        done = table.write(part, key, (dumps(item), size), item, old_item)
-        charge.put(part, prefix, old[1] if old else 0, size, done.owed if done is not None else None, gsis)
-    else:
-        table.write(part, key, (dumps(item), size), item, old_item)
-        charge.put(part, prefix, old[1] if old else 0, size)
-    attributes = None
-    if return_values == "ALL_OLD" and old is not None:
-        attributes = old_item if old_item is not None else orjson.loads(old[0])
-    return _answer(body, charge, attributes, item)
+    want_old = return_values == "ALL_OLD"
+    old_item = write(charge, table, key, prefix, (dumps(item), size), item, compiled, body, want_old)
+    return _answer(body, charge, old_item if want_old else None, item)
 
 
 def delete_item(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
@@ -108,27 +81,10 @@ def delete_item(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
     entry = data_table(ctx, caller, body["TableName"])
     table = entry.table
     key, prefix = table.schema.check_key_parts(key_map, KEY_EMPTY_PREFIX)
-    part = table.partition_index(key)
     charge = ctx.capacity.charge(entry)
-    charge.admit(1, part)
-    old = table.partitions[part].get(key)
-    old_item = _check_condition(charge, part, prefix, compiled, body, old, None, old[1] if old else 0) \
-        if compiled else None
-    if old is not None and table.indexes:
-        if old_item is None:
-            old_item = orjson.loads(old[0])
-        gsis = charge.plan_gsi(key, old, None, old_item)
-        charge.admit_gsi(part, gsis)
-        done = table.write(part, key, None, None, old_item)
-        charge.delete(part, prefix, old[1], done.owed if done is not None else None, gsis)
-    else:
-        if old is not None:
-            table.write(part, key, None, None, old_item)
-        charge.delete(part, prefix, old[1] if old else 0)
-    attributes = None
-    if return_values == "ALL_OLD" and old is not None:
-        attributes = old_item if old_item is not None else orjson.loads(old[0])
-    return _answer(body, charge, attributes, key_map)
+    want_old = return_values == "ALL_OLD"
+    old_item = write(charge, table, key, prefix, None, None, compiled, body, want_old)
+    return _answer(body, charge, old_item if want_old else None, key_map)
 
 
 def _answer(body: dict, charge: Charge, attributes: dict | None, key: dict) -> dict | bytes:
@@ -164,12 +120,10 @@ def update_item(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
     table = entry.table
     schema = table.schema
     key, prefix = schema.check_key_parts(key_map, KEY_EMPTY_PREFIX)
-    part = table.partition_index(key)
     charge = ctx.capacity.charge(entry)
-    charge.admit(1, part)
-    old = table.partitions[part].get(key)
+    part, old = prepare(charge, table, key)
     old_item = orjson.loads(old[0]) if old is not None else None
-    _check_condition(charge, part, prefix, compiled, body, old, old_item, old[1] if old else 0)
+    check(charge, part, prefix, compiled, body, old, old_item, old[1] if old else 0)
     update = compiled.update if compiled is not None else None
     if update is not None:
         result = update.apply(old_item, schema.name_set)
@@ -185,17 +139,12 @@ def update_item(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
         size = item_size(new_item)
         if size > MAX_ITEM_SIZE:
             raise ValidationException(UPDATE_TOO_BIG)
-    old_size = old[1] if old else 0
     if new_item is not None and table.indexes:
         check_index_keys(table, new_item, update=update is not None)
-        gsis = charge.plan_gsi(key, old, new_item, old_item)
-        charge.admit_gsi(part, gsis)
-        done = table.write(part, key, (dumps(new_item), size), new_item, old_item)
-        charge.put(part, prefix, old_size, size, done.owed if done is not None else None, gsis)
-    else:
-        if new_item is not None:
-            table.write(part, key, (dumps(new_item), size), new_item, old_item)
-        charge.put(part, prefix, old_size, size)
+    # The sequence's end, after this handler's own prepare and check (positional: a keyword call
+    # costs more). new_item is None only when there was no item and none is created: nothing is written.
+    write(charge, table, key, prefix, (dumps(new_item), size) if new_item is not None else None, new_item,
+          None, None, False, part, old, old_item)
     attributes = None
     if return_values == "ALL_OLD":
         attributes = old_item

@@ -2,7 +2,8 @@
 
 A transaction is planned completely (validation, key checks, conditions, admission) before
 any action is applied; handlers run one at a time on the event loop, so the apply phase is
-atomic and no other request can observe or interleave with it.
+atomic and no other request can observe or interleave with it. Writes use the one write
+sequence (engine.writes): prepare, check and admit_indexes for every action, then apply.
 """
 from __future__ import annotations
 
@@ -24,6 +25,7 @@ from dynalocal.values.attributes import MAX_ITEM_SIZE, item_size, validate_item
 from dynalocal.engine.context import Context
 from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import compile_expressions, data_table
+from dynalocal.engine.writes import admit_indexes, apply, check, prepare
 
 ACTIONS = ("ConditionCheck", "Put", "Update", "Delete")
 TOKEN_LIFETIME = 600.0
@@ -68,7 +70,7 @@ def _one_action(element: dict) -> tuple[str, dict]:
 
 
 def _plan_write(ctx: Context, action: Action) -> None:
-    """Key checks, current item, condition, new record; raises Cancelled for this action."""
+    """Key checks (and the GSI key attributes of a Put); raises Cancelled for this action."""
     spec, table = action.spec, action.entry.table
     try:
         if action.kind == "Put":
@@ -80,8 +82,6 @@ def _plan_write(ctx: Context, action: Action) -> None:
                 spec["Key"], "One or more parameter values are not valid. ")
     except ValidationException as err:
         raise Cancelled("ValidationError", err.message) from None
-    action.part = table.partition_index(action.key)
-    action.old = table.partitions[action.part].get(action.key)
 
 
 def _evaluate(action: Action) -> tuple[dict | None, dict | None]:
@@ -92,10 +92,11 @@ def _evaluate(action: Action) -> tuple[dict | None, dict | None]:
     old_item = None
     if action.old is not None and (condition is not None or kind != "Put" or table.indexes):
         old_item = orjson.loads(action.old[0])
-    if condition is not None and not condition.matches(old_item):
-        show = action.spec.get("ReturnValuesOnConditionCheckFailure") == "ALL_OLD" and old_item is not None
-        raise Cancelled("ConditionalCheckFailed", ConditionalCheckFailedException().message,
-                        old_item if show else None)
+    if condition is not None:
+        try:  # a cancelled transaction is charged nothing: no Charge for the failed condition
+            check(None, action.part, action.prefix, action.compiled, action.spec, action.old, old_item, 0)
+        except ConditionalCheckFailedException as err:
+            raise Cancelled("ConditionalCheckFailed", err.message, err.extra.get("Item")) from None
     new_item = None
     try:
         if kind == "Put":
@@ -141,17 +142,23 @@ def _charges(ctx: Context, actions: list[Action]) -> dict[str, Charge]:
     return charges
 
 
-def _admit(action: Action, write: bool) -> None:
-    _throttle_reason(action, action.charge.refuse(1 if write else 0, action.part))  # type: ignore[union-attr]
+def _prepare(action: Action) -> None:
+    """Admit the action's write on its partition and read its current item (writes.prepare)."""
+    try:
+        action.part, action.old = prepare(action.charge, action.entry.table, action.key)  # type: ignore[arg-type]
+    except DynamoError as err:  # a throttle
+        _throttle_reason(action, err)
 
 
 def _admit_indexes(action: Action, old_item: dict | None, new_item: dict | None) -> None:
     """GSI back-pressure: cancel a write that a GSI partition cannot absorb."""
     if not action.entry.table.indexes or (action.new is None and (action.kind != "Delete" or action.old is None)):
         return
-    charge = action.charge
-    action.gsis = charge.plan_gsi(action.key, action.old, new_item, old_item)  # type: ignore[union-attr]
-    _throttle_reason(action, charge.refuse_gsi(action.part, action.gsis))  # type: ignore[union-attr]
+    try:
+        action.gsis = admit_indexes(action.charge, action.entry.table, action.part,  # type: ignore[arg-type]
+                                    action.key, action.old, new_item, old_item)
+    except DynamoError as err:  # a throttle
+        _throttle_reason(action, err)
 
 
 def _cancel(reasons: list[Cancelled | None]) -> TransactionCanceledException:
@@ -229,20 +236,17 @@ def transact_write_items(ctx: Context, caller: Caller, body: dict) -> dict | byt
         seen_keys.add(ident)
     for i, action in enumerate(actions):
         try:
-            _admit(action, write=True)
+            _prepare(action)
             _admit_indexes(action, *_evaluate(action))
         except Cancelled as reason:
             reasons[i] = reason
     if any(reasons):
         raise _cancel(reasons)
-    # 4. Apply: nothing below can fail.
+    # 4. Apply: nothing below can fail. Each action is charged 2 x W(max(old, new)), ConditionCheck too.
     for action in actions:
-        done = None
-        if action.new is not None or (action.kind == "Delete" and action.old is not None):
-            done = action.entry.table.write(action.part, action.key, action.new, action.new_item, action.old_item)
-        action.charge.transact_write(  # type: ignore[union-attr]
-            action.part, action.prefix, action.old[1] if action.old is not None else 0,
-            action.new[1] if action.new is not None else 0, done.owed if done is not None else None, action.gsis)
+        apply(action.charge, action.entry.table, action.part, action.key, action.prefix,  # type: ignore[arg-type]
+              action.old, action.new, action.new_item, action.old_item, action.gsis,
+              action.kind == "Delete", transactional=True)
     out: dict[str, Any] = {}
     cc = consumed_list(body, charges, "WriteCapacityUnits")
     if cc:
@@ -279,7 +283,7 @@ def transact_get_items(ctx: Context, caller: Caller, body: dict) -> dict:
             continue
         try:
             action.part = action.entry.table.partition_index(action.key)
-            _admit(action, write=False)
+            _throttle_reason(action, action.charge.refuse(0, action.part))  # type: ignore[union-attr]
         except Cancelled as reason:
             reasons[i] = reason
     if any(reasons):
