@@ -10,10 +10,15 @@ that has dynalocal installed.
 """
 from __future__ import annotations
 
+from collections.abc import Iterator
 from pathlib import Path
-from typing import Any
+from typing import TYPE_CHECKING, Any
 
 import pytest
+
+if TYPE_CHECKING:
+    from dynalocal.diagnosis.engine import TableReport
+    from dynalocal.testing import LocalServer
 
 # name -> (help, default); each is an ini option `dynalocal_<name>` and a flag `--dynalocal-<name>`.
 # An empty value means the server's own default (dynalocal.config.Settings).
@@ -36,8 +41,8 @@ class _Session:
 
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
-        self.server: Any = None
-        self.findings: list[tuple[str, Any]] = []  # (test id, TableReport) of tables that had traffic
+        self.server: LocalServer | None = None
+        self.findings: list[tuple[str, TableReport]] = []  # (test id, TableReport) of tables that had traffic
 
     def option(self, name: str) -> str:
         value = self.config.getoption(f"dynalocal_{name}")
@@ -45,7 +50,7 @@ class _Session:
             value = self.config.getini(f"dynalocal_{name}")
         return value.strip() if isinstance(value, str) else value
 
-    def start(self) -> Any:
+    def start(self) -> LocalServer:
         if self.server is None:
             # pytest loads this plugin in every run; the server only when a test asks for it
             from dynalocal.testing import LocalServer
@@ -61,7 +66,7 @@ class _Session:
                                           burst_seconds=float(burst) if burst else None,
                                           capacity_model=self.option("capacity_model") or None,
                                           data_dir=str(base / data_dir) if data_dir else None, init=init,
-                                          **({"isolation": "account"} if isolation == "namespace" else {})).start()
+                                          isolation="account" if isolation == "namespace" else None).start()
             except ValueError as err:
                 raise pytest.UsageError(f"dynalocal: {err}") from None
         return self.server
@@ -86,13 +91,13 @@ def pytest_unconfigure(config: pytest.Config) -> None:
 
 
 @pytest.fixture(scope="session")
-def dynalocal_server(pytestconfig: pytest.Config):
+def dynalocal_server(pytestconfig: pytest.Config) -> LocalServer:
     """The session's server (started on first use)."""
     return pytestconfig.stash[_STATE].start()
 
 
 @pytest.fixture
-def dynalocal(request: pytest.FixtureRequest, dynalocal_server):
+def dynalocal(request: pytest.FixtureRequest, dynalocal_server: LocalServer) -> Iterator[LocalServer]:
     """The server, for one test: assertions count from the test's start; isolation after it."""
     state: _Session = request.config.stash[_STATE]
     if state.option("isolation") == "namespace":
@@ -106,24 +111,26 @@ def dynalocal(request: pytest.FixtureRequest, dynalocal_server):
 
 
 @pytest.fixture
-def dynamodb_client(dynalocal):
+def dynamodb_client(dynalocal: LocalServer) -> Any:  # a botocore client (no static type)
     """A boto3 DynamoDB client bound to the server."""
     return dynalocal.client()
 
 
 @pytest.fixture
-def dynamodb_resource(dynalocal):
+def dynamodb_resource(dynalocal: LocalServer) -> Any:  # a boto3 ServiceResource (no static type)
     """A boto3 DynamoDB service resource bound to the server."""
     return dynalocal.resource()
 
 
-def pytest_terminal_summary(terminalreporter, exitstatus: int, config: pytest.Config) -> None:
+def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,
+                            config: pytest.Config) -> None:
     state = config.stash.get(_STATE, None)
     if state is None or state.server is None or state.option("summary").lower() in ("no", "false", "0"):
         return
     from dynalocal.diagnosis.render import summary_line  # only when a server ran (see above)
 
     server = state.server
+    assert server.ctx is not None  # set when it started
     terminalreporter.section("dynalocal capacity")
     terminalreporter.write_line(f"server {server.url} started in {server.startup_seconds:.3f} s; "
                                 f"throttling {server.ctx.settings.throttling}")

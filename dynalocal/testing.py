@@ -12,15 +12,22 @@ import dataclasses
 import inspect
 import threading
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any
 
 from dynalocal.cli.build import build_server
 from dynalocal.config import Settings
 from dynalocal.diagnosis.collect import collect
-from dynalocal.diagnosis.engine import diagnose
+from dynalocal.diagnosis.engine import TableReport, diagnose
+from dynalocal.engine.context import Context
 from dynalocal.engine.reset import reset_database
 from dynalocal.http.plugins.auth import DEFAULT_REGION, scope_of
+from dynalocal.http.serve import HttpServer
 from dynalocal.seed.loader import apply_seed, load_seed
+from dynalocal.seed.template import Request
+
+if TYPE_CHECKING:
+    import boto3
 
 DEFAULT_CREDENTIALS = {"aws_access_key_id": "test", "aws_secret_access_key": "test", "region_name": "us-east-1"}
 
@@ -35,7 +42,8 @@ class LocalServer:
     `settings` are Settings fields (None: the default), or give `ctx`, a Context of your own (e.g.
     with a test clock). It listens on loopback whatever `host` says, on `port` (0: a free one).
     `init`: seed files, loaded at start and again after each `reset()` (and into each namespace)."""
-    def __init__(self, *, init: list[str] | None = None, ctx: Any = None, port: int = 0, **settings: Any) -> None:
+    def __init__(self, *, init: list[str] | None = None, ctx: Context | None = None, port: int = 0,
+                 **settings: Any) -> None:
         self.options = {name: value for name, value in settings.items() if value is not None}
         if ctx is not None and self.options:
             raise ValueError("give LocalServer settings or a ctx (with its settings), not both")
@@ -43,25 +51,25 @@ class LocalServer:
         self.port = port
         self.url = ""
         self.startup_seconds = 0.0
-        self.ctx: Any = ctx
+        self.ctx = ctx  # the server's Context (once started, or when given)
         self._own_ctx = ctx  # the caller's Context, reused by every start (else a new one each time)
-        self._server: Any = None
+        self._server: HttpServer | None = None
         self._thread: threading.Thread | None = None
         self._loop: asyncio.AbstractEventLoop | None = None
-        self._seed: list = []
+        self._seed: list[Request] = []
         self._baseline: dict = {}
         self.access_key = DEFAULT_CREDENTIALS["aws_access_key_id"]
         self.scope = ""  # the catalog prefix of the current namespace's tables (see `namespace`)
         self._namespaces = 0
 
     @property
-    def server(self) -> Any:
+    def server(self) -> HttpServer | None:
         """The HttpServer (while running)."""
         return self._server
 
     # -- life cycle ------------------------------------------------------------------------------
 
-    def start(self, timeout: float = 30.0) -> "LocalServer":
+    def start(self, timeout: float = 30.0) -> LocalServer:
         """Serve on a free port; return once it accepts requests."""
         began = time.perf_counter()
         settings = None
@@ -88,13 +96,14 @@ class LocalServer:
 
     async def _apply_seed(self, account: str | None = None) -> None:
         if self._seed:
-
+            assert self.ctx is not None, "server not started"
             await apply_seed(self.ctx, self._seed, account=account)
 
     def namespace(self) -> str:
         """Give the clients made from now on tables of their own (needs isolation="account"): a new
         12-digit access key is a new account, whose tables no other namespace sees; seed data is
         loaded into it. Returns the access key."""
+        assert self.ctx is not None, "server not started"
         if self.ctx.settings.isolation != "account":
             raise ValueError('namespaces need LocalServer(isolation="account")')
 
@@ -113,7 +122,7 @@ class LocalServer:
                 self._thread.join(30)
             self._server = None
 
-    def __enter__(self) -> "LocalServer":
+    def __enter__(self) -> LocalServer:
         return self.start()
 
     def __exit__(self, *exc: Any) -> None:
@@ -132,20 +141,25 @@ class LocalServer:
 
     def reset(self) -> int:
         """Drop every table (and its persisted state), then load the seed files again."""
+        self._baseline = {}
+        ctx = self.ctx
+        assert ctx is not None, "server not started"
+
         async def reset() -> int:
-            dropped = await reset_database(self.ctx)
+            dropped = await reset_database(ctx)
             await self._apply_seed()
             return dropped
 
-        self._baseline = {}
         return self.call(reset)
 
-    def report(self, table: str | None = None) -> list:
+    def report(self, table: str | None = None) -> list[TableReport]:
         """The diagnosis of every table (or one), as `diagnosis.engine.TableReport`s."""
         scope = self.scope
+        ctx = self.ctx
+        assert ctx is not None, "server not started"
 
-        def run() -> list:
-            figures = collect(self.ctx, scope + table if table is not None else None)
+        def run() -> list[TableReport]:
+            figures = collect(ctx, scope + table if table is not None else None)
             mine = [f for f in figures if f.table.startswith(scope)]
             for f in mine:  # tables by the names the test's clients use
                 f.table = f.table[len(scope):]
@@ -155,18 +169,18 @@ class LocalServer:
 
     # -- clients ---------------------------------------------------------------------------------
 
-    def _session(self):
+    def _session(self) -> boto3.session.Session:
         import boto3
 
         return boto3.session.Session(**{**DEFAULT_CREDENTIALS, "aws_access_key_id": self.access_key})
 
-    def client(self, **config: Any):
+    def client(self, **config: Any) -> Any:  # a botocore DynamoDB client (made at run time: no static type)
         from botocore.config import Config
 
         session = self._session()
         return session.client("dynamodb", endpoint_url=self.url, config=Config(**config) if config else None)
 
-    def resource(self, **config: Any):
+    def resource(self, **config: Any) -> Any:  # a boto3 DynamoDB ServiceResource (made at run time, as above)
         from botocore.config import Config
 
         session = self._session()

@@ -1,10 +1,15 @@
 """What users read over HTTP: admin routes, their guard, the diagnosis endpoints and the console's assets."""
 from __future__ import annotations
 
+from typing import TYPE_CHECKING
+
 from dynalocal.engine.context import Context
 
+if TYPE_CHECKING:
+    from dynalocal.admin.guard import AdminGuard
 
-def admin_app(ctx: Context, loopback: bool, token: str | None):
+
+def admin_app(ctx: Context, loopback: bool, token: str | None) -> AdminGuard:
     """The guarded ASGI app serving /_dynalocal/ (built on first use by http.app: Starlette costs start-up)."""
     from starlette.applications import Starlette
 

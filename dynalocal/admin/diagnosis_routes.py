@@ -20,6 +20,7 @@ from dynalocal.diagnosis.render import render_report
 from dynalocal.engine.caller import ANONYMOUS, Caller
 from dynalocal.engine.context import Context
 from dynalocal.engine.dispatch import dispatch
+from dynalocal.values.keys import KeySchema
 
 CONSOLE_FILES = {"console.html": "text/html; charset=utf-8", "console.js": "text/javascript; charset=utf-8",
                  "console.css": "text/css; charset=utf-8"}
@@ -45,7 +46,7 @@ def table_list(ctx: Context) -> list[dict]:
     return out
 
 
-def _keys(schema) -> dict:
+def _keys(schema: KeySchema) -> dict:
     return {"partition_key": schema.hash_name, "sort_key": schema.range_name}
 
 

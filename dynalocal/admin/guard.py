@@ -17,8 +17,12 @@ headers, no preflight), and on a network bind anyone can reach the server. So, s
 from __future__ import annotations
 
 import hmac
+from typing import TYPE_CHECKING
 
 from dynalocal.errors import access_denied_body
+
+if TYPE_CHECKING:
+    from starlette.types import ASGIApp, Receive, Scope, Send
 
 PUBLIC_READS = frozenset({"/_dynalocal/health", "/_dynalocal/metrics"})
 READ_METHODS = frozenset({"GET", "HEAD"})
@@ -81,12 +85,12 @@ def _presented_token(headers: dict[bytes, bytes]) -> str | None:
 class AdminGuard:
     """ASGI wrapper applying `refusal` to every request before the admin app sees it."""
 
-    def __init__(self, app, loopback: bool, token: str | None) -> None:
+    def __init__(self, app: ASGIApp, loopback: bool, token: str | None) -> None:
         self.app = app
         self.loopback = loopback  # the server binds a loopback address only (http.hosts.is_loopback_bind)
         self.token = token or None
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             reason = refusal(scope["method"], scope["path"], scope["headers"], self.loopback, self.token)
             if reason is not None:

@@ -5,12 +5,12 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from dynalocal.capacity.report import meter_data
-from dynalocal.storage.database import TableEntry
-from dynalocal.engine.context import Context
 from dynalocal.admin.diagnosis_routes import diagnosis_routes
+from dynalocal.capacity.report import meter_data
+from dynalocal.engine.context import Context
 from dynalocal.engine.reset import reset_database
 from dynalocal.errors import access_denied_body
+from dynalocal.storage.database import TableEntry
 
 HOT_KEYS_SHOWN = 5
 

@@ -14,7 +14,7 @@ import argparse
 import os
 import re
 import sys
-from typing import Mapping, Sequence
+from collections.abc import Mapping, Sequence
 
 from dynalocal.config import LOCAL_IGNORED, OPTIONS, Option, Settings
 from dynalocal.http.plugins.auth import load_credentials

@@ -20,9 +20,10 @@ def repair(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     from pathlib import Path
 
+    from dynalocal.http.durability import DataDirectoryInUse, _lock  # (as above)
+
     # each subcommand loads only what it uses (see main)
     from dynalocal.journal.repair import repair_directory
-    from dynalocal.http.durability import DataDirectoryInUse, _lock  # (as above)
 
     directory = Path(args.data_dir)
     if not directory.is_dir():

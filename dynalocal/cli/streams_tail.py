@@ -13,7 +13,7 @@ import datetime
 import json
 import sys
 import time
-from typing import Any
+from typing import Any, TextIO
 
 
 def parse_args(argv: list[str]) -> argparse.Namespace:
@@ -38,7 +38,7 @@ def _plain(value: Any) -> Any:
 class Follower:
     """The shards of one stream: which are read to the end, and an iterator for each open reader."""
 
-    def __init__(self, streams, arn: str, start: str) -> None:
+    def __init__(self, streams: Any, arn: str, start: str) -> None:  # streams: a botocore client (untyped)
         self.streams, self.arn = streams, arn
         self.done: set[str] = set()
         self.iterators: dict[str, str] = {}
@@ -72,7 +72,7 @@ class Follower:
                 StreamArn=self.arn, ShardId=shard_id, ShardIteratorType=kind)["ShardIterator"]
         self.first = False
 
-    def poll(self, out) -> int:
+    def poll(self, out: TextIO) -> int:
         """Read each open iterator once; print the records; return how many."""
         count = 0
         for shard_id, iterator in list(self.iterators.items()):
@@ -90,7 +90,7 @@ class Follower:
         return count
 
 
-def tail(args: argparse.Namespace, out=sys.stdout) -> None:
+def tail(args: argparse.Namespace, out: TextIO = sys.stdout) -> None:
     import botocore.session
 
     session = botocore.session.get_session()

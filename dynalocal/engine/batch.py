@@ -13,18 +13,19 @@ from typing import Any
 
 import orjson
 
-from dynalocal.errors import DynamoError, ValidationException
-from dynalocal.values.blob import dumps
 from dynalocal.capacity.charge import Charge, consumed_list, partition_key
-from dynalocal.storage.index import check_index_keys
-from dynalocal.storage.database import TableEntry
-from dynalocal.values.attributes import MAX_ITEM_SIZE, validate_item
-from dynalocal.engine.context import Context
 from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import compile_expressions, data_table
+from dynalocal.engine.context import Context
+
 # Aliased: CPython 3.11 compiles `x.get(...)` as a slow LOAD_ATTR (a bound method per call) when
 # `x` is also a name imported into the module, and `write` is _parse_writes's loop variable.
 from dynalocal.engine.writes import write as write_item
+from dynalocal.errors import DynamoError, ValidationException
+from dynalocal.storage.database import TableEntry
+from dynalocal.storage.index import check_index_keys
+from dynalocal.values.attributes import MAX_ITEM_SIZE, validate_item
+from dynalocal.values.blob import dumps
 
 MAX_GET_KEYS = 100
 MAX_WRITES = 25
@@ -63,7 +64,8 @@ def batch_get_item(ctx: Context, caller: Caller, body: dict) -> dict:
         charge = charges[name] = ctx.capacity.charge(entry)
         charge.table_used = True  # a table whose keys were all left over still reports 0 units
         consistent = spec.get("ConsistentRead") is True
-        projection = compiled[name].projection if compiled[name] is not None else None
+        table_compiled = compiled[name]
+        projection = table_compiled.projection if table_compiled is not None else None
         for key_map, key in zip(spec["Keys"], encoded):
             part = table.partition_index(key)
             record = None if full else table.partitions[part].get(key)

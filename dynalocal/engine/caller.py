@@ -48,7 +48,7 @@ class Caller:
         if other.__class__ is not Caller:
             return NotImplemented
         return (self.access_key, self.region, self.account, self.scope) == (
-            other.access_key, other.region, other.account, other.scope)  # type: ignore[attr-defined]
+            other.access_key, other.region, other.account, other.scope)
 
     def __hash__(self) -> int:
         return hash((self.access_key, self.region, self.account, self.scope))

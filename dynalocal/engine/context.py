@@ -6,11 +6,33 @@ costs ~2 ms of server startup. Construction, repr and equality behave as the dat
 from __future__ import annotations
 
 import time
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Protocol
 
 from dynalocal.capacity.registry import Capacity
 from dynalocal.config import Settings
 from dynalocal.storage.database import Database
+
+if TYPE_CHECKING:
+    from dynalocal.journal.groupcommit import Ticket
+
+
+class Journal(Protocol):
+    """What the server uses of its journal through `Context.journal` (http.durability.Durability,
+    when there is a data directory): each request's writes are bracketed by `begin` and `seal` (or
+    `commit`), and `reset` drops every table durably (engine.reset)."""
+
+    def begin(self) -> None: ...
+
+    def seal(self, target: str | None, raw: bytes, status: int, body: bytes) -> tuple[int, bytes, Ticket | None]: ...
+
+    def settled(self, durable: Ticket, status: int, body: bytes) -> tuple[int, bytes]: ...
+
+    async def commit(self, target: str | None, raw: bytes, status: int, body: bytes) -> tuple[int, bytes]: ...
+
+    async def reset(self) -> int: ...
+
+    async def close(self) -> None: ...
 
 
 class _Record:
@@ -36,7 +58,7 @@ class Context(_Record):
                  wall_clock: Callable[[], float] = time.time,  # epoch seconds, for TTL expiry; injectable too
                  expiry: dict | None = None,  # table name -> storage.ttl.ExpiryIndex
                  tokens: dict | None = None,  # ClientRequestToken -> (fingerprint, response, monotonic time)
-                 journal: Any = None,  # server.durability.Durability when there is a data directory
+                 journal: Journal | None = None,  # http.durability.Durability when there is a data directory
                  capacity: Capacity | None = None,  # every table's capacity meters
                  startup: list | None = None,  # async callables run once at server start, before serving
                  ) -> None:

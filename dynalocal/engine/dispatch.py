@@ -10,12 +10,17 @@ import logging
 
 from orjson import JSONDecodeError, dumps, loads
 
-from dynalocal.errors import (DynamoError, InternalServerError, SerializationException, UnknownOperationException,
-                              error_body)
 from dynalocal.engine.caller import ANONYMOUS, Caller
 from dynalocal.engine.context import Context
-from dynalocal.engine.operations import HANDLERS, KNOWN_OPERATIONS, STREAM_HANDLERS, STREAMS_PREFIX
+from dynalocal.engine.operations import HANDLERS, KNOWN_OPERATIONS, STREAM_HANDLERS, STREAMS_PREFIX, Handler
 from dynalocal.engine.validation import validate
+from dynalocal.errors import (
+    DynamoError,
+    InternalServerError,
+    SerializationException,
+    UnknownOperationException,
+    error_body,
+)
 
 log = logging.getLogger("dynalocal")
 
@@ -54,7 +59,8 @@ def respond(ctx: Context, caller: Caller, target: str | None, content_type: byte
     try:
         if type(body) is not dict:
             raise SerializationException() if body is None else SerializationException(
-                "Start of list found where not expected" if isinstance(body, list) else "Unexpected value type in payload")
+                "Start of list found where not expected" if isinstance(body, list)
+                else "Unexpected value type in payload")
         if handler is None:
             raise UnknownOperationException(f"dynalocal does not implement {operation} yet")
         validate(operation, body)
@@ -70,10 +76,10 @@ def respond(ctx: Context, caller: Caller, target: str | None, content_type: byte
 
 
 # X-Amz-Target -> (operation, handler or None): filled as targets are first seen.
-_ROUTES: dict[str, tuple[str, object]] = {}
+_ROUTES: dict[str, tuple[str, Handler | None]] = {}
 
 
-def _route(target: str | None) -> tuple[str, object] | None:
+def _route(target: str | None) -> tuple[str, Handler | None] | None:
     """(operation, handler) for a target of either API, or None when it names no known operation."""
     if not target:
         return None

@@ -3,16 +3,16 @@ from __future__ import annotations
 
 import orjson
 
-from dynalocal.errors import ValidationException
-from dynalocal.expressions import compile_request
-from dynalocal.values.blob import dumps
 from dynalocal.capacity.charge import Charge
-from dynalocal.storage.index import check_index_keys
-from dynalocal.values.attributes import MAX_ITEM_SIZE, item_size, validate_item
-from dynalocal.engine.context import Context
 from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import EXPRESSION_MEMBERS, check_return_values, compile_expressions, data_table
+from dynalocal.engine.context import Context
 from dynalocal.engine.writes import check, prepare, write
+from dynalocal.errors import ValidationException
+from dynalocal.expressions import compile_request
+from dynalocal.storage.index import check_index_keys
+from dynalocal.values.attributes import MAX_ITEM_SIZE, item_size, validate_item
+from dynalocal.values.blob import dumps
 
 ITEM_TOO_BIG = "Item size has exceeded the maximum allowed size"
 UPDATE_TOO_BIG = "Item size to update has exceeded the maximum allowed size"

@@ -12,14 +12,12 @@ itself in its table.
 """
 from __future__ import annotations
 
+from collections.abc import Callable
 from importlib import import_module
-from typing import Callable
 
+from dynalocal.engine import batch, items, query
 from dynalocal.engine.caller import Caller
 from dynalocal.engine.context import Context
-from dynalocal.engine import batch
-from dynalocal.engine import items
-from dynalocal.engine import query
 from dynalocal.expressions import compile as expression_compiler
 
 Handler = Callable[[Context, Caller, dict], "dict | bytes"]
@@ -111,7 +109,7 @@ def _lazy(table: dict[str, Handler], op: Operation) -> Handler:
     """A stand-in for op's handler: imports it on the first call, then installs it in `table`."""
     real: Handler | None = None
 
-    def handler(ctx: Context, caller: Caller, body: dict) -> "dict | bytes":
+    def handler(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
         nonlocal real
         if real is None:
             real = getattr(import_module(f"dynalocal.engine.{op.module}"), op.function)

@@ -13,6 +13,7 @@ from typing import Any
 import orjson
 
 from dynalocal.capacity.charge import Charge
+from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import compile_expressions, data_table
 from dynalocal.engine.context import Context
 from dynalocal.errors import ValidationException, invalid
@@ -23,7 +24,6 @@ from dynalocal.storage.table import ItemStore
 from dynalocal.values import numbers
 from dynalocal.values.attributes import validate_item
 from dynalocal.values.keys import KeySchema
-from dynalocal.engine.caller import Caller
 
 QUERY_PREFIX = "1 validation error detected: "
 NO_MATCH = "The provided key element does not match the schema"

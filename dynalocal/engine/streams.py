@@ -17,12 +17,16 @@ from typing import Any
 
 import orjson
 
-from dynalocal.errors import (ExpiredIteratorException, ResourceNotFoundException, TrimmedDataAccessException,
-                              ValidationException)
+from dynalocal.engine.caller import Caller
+from dynalocal.engine.context import Context
+from dynalocal.errors import (
+    ExpiredIteratorException,
+    ResourceNotFoundException,
+    TrimmedDataAccessException,
+    ValidationException,
+)
 from dynalocal.storage.database import SCOPE_SEPARATOR
 from dynalocal.storage.streams import EVENT_NAMES, NEW_VIEWS, OLD_VIEWS, Shard, Stream
-from dynalocal.engine.context import Context
-from dynalocal.engine.caller import Caller
 
 ITERATOR_LIFETIME = 15 * 60.0
 MAX_RECORDS = 1000

@@ -5,6 +5,7 @@ from typing import Any
 
 from dynalocal.capacity.registry import on_demand_description, warm_description
 from dynalocal.engine import index_updates, stream_spec, transient
+from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import control_table, new_table_name, scoped_names
 from dynalocal.engine.context import Context
 from dynalocal.engine.index_specs import check_gsi_throughput, check_key_schema, check_projection
@@ -12,7 +13,6 @@ from dynalocal.errors import ResourceInUseException, ValidationException, invali
 from dynalocal.storage.database import TableEntry
 from dynalocal.storage.index import build_indexes
 from dynalocal.values.keys import KeySchema
-from dynalocal.engine.caller import Caller
 
 MAX_THROUGHPUT = 10**12
 

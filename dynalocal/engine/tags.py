@@ -4,8 +4,8 @@ from __future__ import annotations
 import re
 
 from dynalocal.capacity.registry import MODEL_TAG, PARTITIONS_TAG
-from dynalocal.engine.context import Context
 from dynalocal.engine.caller import Caller
+from dynalocal.engine.context import Context
 from dynalocal.errors import AccessDeniedException, ResourceNotFoundException, ValidationException
 from dynalocal.storage.database import TableEntry
 

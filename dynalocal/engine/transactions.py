@@ -14,18 +14,24 @@ from typing import Any
 
 import orjson
 
-from dynalocal.errors import (ConditionalCheckFailedException, DynamoError, IdempotentParameterMismatchException,
-                       TransactionCanceledException, ValidationException, transaction_canceled)
-from dynalocal.expressions import compile_request
-from dynalocal.values.blob import dumps
 from dynalocal.capacity.charge import Charge, GsiWrite, consumed_list, partition_key
+from dynalocal.engine.caller import Caller
+from dynalocal.engine.common import compile_expressions, data_table
+from dynalocal.engine.context import Context
+from dynalocal.engine.writes import admit_indexes, apply, check, prepare
+from dynalocal.errors import (
+    ConditionalCheckFailedException,
+    DynamoError,
+    IdempotentParameterMismatchException,
+    TransactionCanceledException,
+    ValidationException,
+    transaction_canceled,
+)
+from dynalocal.expressions import compile_request
 from dynalocal.storage.database import TableEntry
 from dynalocal.storage.index import check_index_keys
 from dynalocal.values.attributes import MAX_ITEM_SIZE, item_size, validate_item
-from dynalocal.engine.context import Context
-from dynalocal.engine.caller import Caller
-from dynalocal.engine.common import compile_expressions, data_table
-from dynalocal.engine.writes import admit_indexes, apply, check, prepare
+from dynalocal.values.blob import dumps
 
 ACTIONS = ("ConditionCheck", "Put", "Update", "Delete")
 TOKEN_LIFETIME = 600.0
@@ -216,7 +222,8 @@ def transact_write_items(ctx: Context, caller: Caller, body: dict) -> dict | byt
             raise ValidationException("UpdateExpression must be specified for an Update action")
         if kind == "ConditionCheck" and (compiled is None or compiled.condition is None):
             raise ValidationException("ConditionExpression must be specified for a ConditionCheck action")
-        actions.append(Action(kind, spec, data_table(ctx, caller, spec["TableName"]), compiled=compiled, spec_size=size))
+        actions.append(Action(kind, spec, data_table(ctx, caller, spec["TableName"]), compiled=compiled,
+                              spec_size=size))
     # 2. Keys, then duplicates; 3. admission, conditions and new images for every action.
     # Only the first action with an invalid key or item is reported; the others show None.
     for i, action in enumerate(actions):
@@ -288,7 +295,7 @@ def transact_get_items(ctx: Context, caller: Caller, body: dict) -> dict:
             reasons[i] = reason
     if any(reasons):
         raise _cancel(reasons)
-    responses = []
+    responses: list[dict] = []
     for action in planned:
         record = action.entry.table.partitions[action.part].get(action.key)
         action.charge.transact_get(action.part, record[1] if record else 0,  # type: ignore[union-attr]

@@ -1,11 +1,11 @@
 """UpdateTimeToLive and DescribeTimeToLive; the sweep itself lives in storage.ttl."""
 from __future__ import annotations
 
-from dynalocal.errors import ValidationException
-from dynalocal.storage.ttl import ExpiryIndex
-from dynalocal.engine.context import Context
 from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import control_table
+from dynalocal.engine.context import Context
+from dynalocal.errors import ValidationException
+from dynalocal.storage.ttl import ExpiryIndex
 
 
 def update_time_to_live(ctx: Context, caller: Caller, body: dict) -> dict:
@@ -17,14 +17,16 @@ def update_time_to_live(ctx: Context, caller: Caller, body: dict) -> dict:
         if current == attribute:
             raise ValidationException("TimeToLive is already enabled")
         if current is not None:
-            raise ValidationException(f"TimeToLive is active on a different AttributeName: current AttributeName is {current}")
+            raise ValidationException(
+                f"TimeToLive is active on a different AttributeName: current AttributeName is {current}")
         entry.ttl_attribute = attribute
         ctx.expiry[entry.key] = ExpiryIndex(entry.table, attribute)
     else:
         if current is None:
             raise ValidationException("TimeToLive is already disabled")
         if current != attribute:
-            raise ValidationException(f"TimeToLive is active on a different AttributeName: current AttributeName is {current}")
+            raise ValidationException(
+                f"TimeToLive is active on a different AttributeName: current AttributeName is {current}")
         entry.ttl_attribute = None
         index = ctx.expiry.pop(entry.key, None)
         if index is not None:

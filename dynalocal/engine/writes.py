@@ -20,6 +20,7 @@ import orjson
 
 from dynalocal.capacity.charge import Charge, GsiWrite
 from dynalocal.errors import ConditionalCheckFailedException
+from dynalocal.expressions import Compiled
 from dynalocal.storage.partition import Record
 from dynalocal.storage.table import Table
 
@@ -34,7 +35,7 @@ def prepare(charge: Charge, table: Table, key: bytes) -> tuple[int, Record | Non
     return part, table.partitions[part].get(key)
 
 
-def check(charge: Charge | None, part: int, prefix: bytes, compiled, spec: dict, old: Record | None,
+def check(charge: Charge | None, part: int, prefix: bytes, compiled: Compiled | None, spec: dict, old: Record | None,
           old_item: dict | None, new_size: int) -> dict | None:
     """Evaluate the request's condition (if any) against the current item; return the decoded
     old item. A failed condition raises ConditionalCheckFailedException (with the old item when
@@ -62,7 +63,8 @@ def admit_indexes(charge: Charge, table: Table, part: int, key: bytes, old: Reco
 
 
 def write(charge: Charge, table: Table, key: bytes, prefix: bytes, new: Record | None,
-          new_item: dict | None = None, compiled=None, spec: dict | None = None, want_old: bool = False,
+          new_item: dict | None = None, compiled: Compiled | None = None, spec: dict | None = None,
+          want_old: bool = False,
           part: int = -1, old: Record | None = None, old_item: dict | None = None) -> dict | None:
     """Store `new` (or delete the item when None; a missing one is left alone) and charge it:
     W(max(old, new)), one unit for nothing, plus the index units owed. From the start (`part`

@@ -16,17 +16,25 @@ expressions carry no prefix (docs/behaviour/validation.md §3, the parity suite 
 """
 from __future__ import annotations
 
+from typing import cast
+
 from dynalocal.errors import ValidationException
-from dynalocal.values.sizedcache import SizedCache
-from dynalocal.values.attributes import validate_value
 from dynalocal.expressions import ast as A
 from dynalocal.expressions import legacy
-from dynalocal.expressions.checks import bind_checks_condition, bind_checks_update, check_condition, check_update, overlap_check
-from dynalocal.expressions.evaluate import Condition, compile_condition
+from dynalocal.expressions.checks import (
+    bind_checks_condition,
+    bind_checks_update,
+    check_condition,
+    check_update,
+    overlap_check,
+)
+from dynalocal.expressions.evaluate import Condition, Predicate, compile_condition
 from dynalocal.expressions.keycond import KeyCondition, key_leaves
 from dynalocal.expressions.parser import parse_condition, parse_projection, parse_update
 from dynalocal.expressions.projection import Projection
 from dynalocal.expressions.update import Update, UpdatePlan
+from dynalocal.values.attributes import validate_value
+from dynalocal.values.sizedcache import SizedCache
 
 # Per-operation facts, from the engine's operation catalogue (engine.operations calls `configure`):
 # the single-item writes, whose placeholder-map messages carry PREFIX, and per operation its
@@ -42,6 +50,9 @@ AST_BYTES_PER_CHAR, ENTRY_BYTES = 64, 256
 _ALL_EXPRESSIONS = ("UpdateExpression", "ConditionExpression", "KeyConditionExpression",
                     "FilterExpression", "ProjectionExpression")
 _NO_VALUES: dict = {}
+# A template's compiled form: a condition's predicate, a key condition's (path, op, value nodes)
+# leaves, a projection's paths, or an update's plan.
+_Payload = Predicate | list[tuple] | tuple[A.Path, ...] | UpdatePlan
 
 
 def configure(params: dict[str, tuple[tuple[str, ...], tuple[str, ...]]], prefixed: frozenset[str]) -> None:
@@ -73,7 +84,7 @@ class _Template:
 
     __slots__ = ("names", "values", "checks", "payload", "paths")
 
-    def __init__(self, names: list, values: list, checks: list, payload: object, paths: tuple = ()) -> None:
+    def __init__(self, names: list, values: list, checks: list, payload: _Payload, paths: tuple = ()) -> None:
         self.names = names
         self.values = values
         self.checks = checks
@@ -84,7 +95,7 @@ class _Template:
 def _condition_template(text: str, param: str) -> _Template:
     parsed = parse_condition(text, param)
     check_condition(parsed.tree, param)
-    checks = bind_checks_condition(parsed.tree, param)
+    checks = bind_checks_condition(cast(A.Cond, parsed.tree), param)  # check_condition accepted it
     return _Template(parsed.names, parsed.values, checks, compile_condition(parsed.tree),
                      tuple(A.iter_paths(parsed.tree)))
 
@@ -93,19 +104,21 @@ def _key_condition_template(text: str, param: str) -> _Template:
     parsed = parse_condition(text, param)
     check_condition(parsed.tree, param)
     leaves = key_leaves(parsed.tree)
-    return _Template(parsed.names, parsed.values, bind_checks_condition(parsed.tree, param), leaves)
+    return _Template(parsed.names, parsed.values, bind_checks_condition(cast(A.Cond, parsed.tree), param), leaves)
 
 
 def _projection_template(text: str, param: str) -> _Template:
     parsed = parse_projection(text)
-    overlap = overlap_check(param, list(parsed.tree))
-    return _Template(parsed.names, parsed.values, [overlap] if overlap else [], parsed.tree)
+    paths = cast("tuple[A.Path, ...]", parsed.tree)
+    overlap = overlap_check(param, list(paths))
+    return _Template(parsed.names, parsed.values, [overlap] if overlap else [], paths)
 
 
 def _update_template(text: str, param: str) -> _Template:
     parsed = parse_update(text)
-    check_update(parsed.tree)
-    return _Template(parsed.names, parsed.values, bind_checks_update(parsed.tree), UpdatePlan(parsed.tree))
+    tree = cast(A.UpdateExpr, parsed.tree)
+    check_update(tree)
+    return _Template(parsed.names, parsed.values, bind_checks_update(tree), UpdatePlan(tree))
 
 
 _BUILDERS = {
@@ -170,7 +183,8 @@ def _validate_placeholder_value(key: str, av: object) -> None:
     try:
         validate_value(av)
     except ValidationException as e:
-        raise ValidationException(f"ExpressionAttributeValues contains invalid value: {e.message} for key {key}") from None
+        raise ValidationException(
+            f"ExpressionAttributeValues contains invalid value: {e.message} for key {key}") from None
 
 
 def _check_parameter_mix(params: dict, operation: str) -> tuple[tuple[str, ...], bool]:
@@ -313,29 +327,29 @@ def _compile(params: dict, operation: str, plan: _Plan | None) -> Compiled:
         text = params[param]
         if text == "":
             raise ValidationException(f"Invalid {param}: The expression can not be empty;")
-        tpl = template(param, text)
+        tpl = template(param, text)  # its payload is what _BUILDERS[param] makes (the casts below)
         _bind(tpl, param, names, values)
         used_names.update(tpl.names)
         used_values.update(tpl.values)
         if param == "UpdateExpression":
-            out.update = Update(tpl.payload, names, values)
+            out.update = Update(cast("UpdatePlan", tpl.payload), names, values)
         elif param == "ConditionExpression":
-            out.condition = Condition(tpl.payload, names, values, tpl.paths)
+            out.condition = Condition(cast("Predicate", tpl.payload), names, values, tpl.paths)
         elif param == "FilterExpression":
-            out.filter = Condition(tpl.payload, names, values, tpl.paths)
+            out.filter = Condition(cast("Predicate", tpl.payload), names, values, tpl.paths)
         elif param == "KeyConditionExpression":
             resolved = [(A.resolve_path(path, names)[0], op, [v.name for v in operands])
-                        for path, op, operands in tpl.payload]
+                        for path, op, operands in cast("list[tuple]", tpl.payload)]
             out.key_condition = KeyCondition([(attr, op, [values[v] for v in operands])
                                               for attr, op, operands in resolved])
             if plan is not None:
                 plan.key_condition = resolved
         else:
-            out.projection = Projection([A.resolve_path(p, names) for p in tpl.payload])
+            out.projection = Projection([A.resolve_path(p, names) for p in cast("tuple[A.Path, ...]", tpl.payload)])
         if plan is not None:
             plan.checks += tpl.checks
             if param == "UpdateExpression":
-                plan.update = tpl.payload
+                plan.update = cast("UpdatePlan", tpl.payload)
             elif param == "ConditionExpression":
                 plan.condition = (tpl.payload, tpl.paths)
             elif param == "FilterExpression":

@@ -12,7 +12,8 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from typing import Any, Callable
+from collections.abc import Callable, Iterable
+from typing import TYPE_CHECKING
 
 from dynalocal.engine.caller import ANONYMOUS, Caller
 from dynalocal.engine.context import Context
@@ -21,11 +22,14 @@ from dynalocal.engine.ttl import sweep_expired
 from dynalocal.http.hosts import is_loopback_bind
 from dynalocal.http.messages import JSON_TYPE, asgi_headers
 
+if TYPE_CHECKING:
+    from dynalocal.http.asgi import ASGIApp, Receive, Scope, Send
+
 log = logging.getLogger("dynalocal")
 
 MAX_BODY = 16 * 1024 * 1024
 # (context, loopback bind?, admin token) -> the ASGI app serving /_dynalocal/ (dynalocal.admin.admin_app)
-AdminFactory = Callable[[Context, bool, "str | None"], Any]
+AdminFactory = Callable[[Context, bool, "str | None"], "ASGIApp"]
 
 
 class DynamoApp:
@@ -34,10 +38,10 @@ class DynamoApp:
     def __init__(self, ctx: Context | None = None, admin: AdminFactory | None = None) -> None:
         self.ctx = ctx or Context()
         self._admin_factory = admin  # builds the app serving /_dynalocal/ (None: those routes are 404s)
-        self._admin = None  # that app, built on first use (keeps startup short)
-        self._sweeper: asyncio.Task | None = None
+        self._admin: ASGIApp | None = None  # that app, built on first use (keeps startup short)
+        self._sweeper: asyncio.Task[None] | None = None
 
-    async def __call__(self, scope, receive, send) -> None:
+    async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "lifespan":
             await self._lifespan(receive, send)
             return
@@ -56,14 +60,16 @@ class DynamoApp:
             host = f"{self.ctx.settings.host}:{self.ctx.settings.port}".encode()
         return b"healthy: " + host
 
-    def admin(self):
+    def admin(self) -> ASGIApp:
         """The ASGI app serving dynalocal's own endpoints (built by the `admin` factory on first use)."""
         if self._admin is None:
+            factory = self._admin_factory
+            assert factory is not None, "no admin factory: __call__ answers /_dynalocal/ with 404s"
             settings = self.ctx.settings
-            self._admin = self._admin_factory(self.ctx, is_loopback_bind(settings.host), settings.admin_token)
+            self._admin = factory(self.ctx, is_loopback_bind(settings.host), settings.admin_token)
         return self._admin
 
-    async def _lifespan(self, receive, send) -> None:
+    async def _lifespan(self, receive: Receive, send: Send) -> None:
         """ASGI lifespan (when embedded): `startup` and `shutdown` around the server's life."""
         while True:
             message = await receive()
@@ -114,7 +120,7 @@ class DynamoApp:
         """Answer one complete DynamoDB request body: (status, body, content type). Never raises."""
         return respond(ctx or self.ctx, caller, target, content_type, raw)
 
-    async def _dynamo(self, scope, receive, send) -> None:
+    async def _dynamo(self, scope: Scope, receive: Receive, send: Send) -> None:
         target, content_type, length = request_headers(scope["headers"])
         if length > MAX_BODY:
             await _send(send, 413, b"", b"text/plain")
@@ -143,7 +149,7 @@ class DynamoApp:
         await _send(send, status, body, content_type)
 
 
-def request_headers(headers) -> tuple[str | None, bytes | None, int]:
+def request_headers(headers: Iterable[tuple[bytes, bytes]]) -> tuple[str | None, bytes | None, int]:
     """(X-Amz-Target, media type, Content-Length or -1) from a request's lower-cased headers."""
     target = content_type = None
     length = -1
@@ -157,7 +163,7 @@ def request_headers(headers) -> tuple[str | None, bytes | None, int]:
     return target, content_type, length
 
 
-async def _send(send, status: int, body: bytes, content_type: bytes = JSON_TYPE) -> None:
+async def _send(send: Send, status: int, body: bytes, content_type: bytes = JSON_TYPE) -> None:
     await send({"type": "http.response.start", "status": status, "headers": asgi_headers(body, content_type)})
     await send({"type": "http.response.body", "body": body})
 

@@ -9,12 +9,20 @@ so the app sees a plain HTTP/1.1 exchange with no streaming in either direction.
 from __future__ import annotations
 
 import asyncio
+from collections.abc import Awaitable, Callable, MutableMapping
 from typing import Any
 from urllib.parse import unquote
 
 from dynalocal.http.exchange import Answer, Request
 
 ASGI = {"version": "3.0", "spec_version": "2.3"}
+
+# The ASGI interface's types (as Starlette spells them, so its apps fit).
+Scope = MutableMapping[str, Any]
+Message = MutableMapping[str, Any]
+Receive = Callable[[], Awaitable[Message]]
+Send = Callable[[Message], Awaitable[None]]
+ASGIApp = Callable[[Scope, Receive, Send], Awaitable[None]]
 
 
 def scope(req: Request, client: Any, server: Any) -> dict:
@@ -28,13 +36,13 @@ def scope(req: Request, client: Any, server: Any) -> dict:
     }
 
 
-async def call(app, scope: dict, body: bytes, disconnected: asyncio.Future) -> tuple[int, list, bytes]:
+async def call(app: ASGIApp, scope: Scope, body: bytes, disconnected: asyncio.Future[None]) -> tuple[int, list, bytes]:
     """Run `app` on one request; return (status, headers, body) of its answer."""
     received = False
-    start: dict | None = None
+    start: Message | None = None
     chunks: list[bytes] = []
 
-    async def receive() -> dict:
+    async def receive() -> Message:
         nonlocal received
         if not received:
             received = True
@@ -42,7 +50,7 @@ async def call(app, scope: dict, body: bytes, disconnected: asyncio.Future) -> t
         await asyncio.shield(disconnected)  # the app waits for the client to go away (e.g. streaming)
         return {"type": "http.disconnect"}
 
-    async def send(message: dict) -> None:
+    async def send(message: Message) -> None:
         nonlocal start
         if message["type"] == "http.response.start":
             start = message

@@ -22,28 +22,29 @@ import gc
 import logging
 import os
 import time
+from collections.abc import Iterable
 from pathlib import Path
 
 import orjson
 
-from dynalocal.errors import InternalServerError, error_body
-from dynalocal.storage.database import Database, TableEntry
-from dynalocal.storage.mutation import ROLLBACK, Mutation
-from dynalocal.journal.recovery import Recovery, RecoveryError, recover
-from dynalocal.journal.snapshot import Image, SnapshotError, snapshots, write
-from dynalocal.storage.table import Table
-from dynalocal.journal.tablemeta import encode_meta
-from dynalocal.storage.ttl import ExpiryIndex
-from dynalocal.journal.streamlog import remove_older as remove_older_streams
-from dynalocal.journal.streamlog import write_snapshot as write_streams
-from dynalocal.journal.wal import DROP, META, STREAM, Entry, LogWriter, encode_group, segments
 from dynalocal.engine import operations
+from dynalocal.engine.common import table_name
 from dynalocal.engine.context import Context
 from dynalocal.engine.operations import OPERATIONS
-from dynalocal.journal.groupcommit import GroupCommit, Ticket
-from dynalocal.engine.common import table_name
 from dynalocal.engine.reset import drop_all
+from dynalocal.errors import InternalServerError, error_body
+from dynalocal.journal.groupcommit import GroupCommit, Ticket
+from dynalocal.journal.recovery import Recovery, RecoveryError, recover
 from dynalocal.journal.rollback import Undo, table_undo, token_undo, undo
+from dynalocal.journal.snapshot import Image, SnapshotError, snapshots, write
+from dynalocal.journal.streamlog import remove_older as remove_older_streams
+from dynalocal.journal.streamlog import write_snapshot as write_streams
+from dynalocal.journal.tablemeta import encode_meta
+from dynalocal.journal.wal import DROP, META, STREAM, Entry, LogWriter, encode_group, segments
+from dynalocal.storage.database import Database, TableEntry
+from dynalocal.storage.mutation import ROLLBACK, Mutation
+from dynalocal.storage.table import Table
+from dynalocal.storage.ttl import ExpiryIndex
 
 try:
     import fcntl
@@ -99,7 +100,7 @@ class Durability:
         self.db.streams.sink = self.on_stream
 
     @classmethod
-    def open(cls, ctx: Context) -> "Durability":
+    def open(cls, ctx: Context) -> Durability:
         """Recover the data directory into ctx.db and journal from then on (sets ctx.journal)."""
         directory = Path(ctx.settings.data_dir)  # type: ignore[arg-type]
         lock = _lock(directory)
@@ -219,8 +220,13 @@ class Durability:
         if durable is None:
             return status, body
         if not durable.done:
-            future = asyncio.get_running_loop().create_future()
-            durable.add_done_callback(lambda _: future.done() or future.set_result(None))
+            future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
+
+            def wake(_: Ticket) -> None:
+                if not future.done():
+                    future.set_result(None)
+
+            durable.add_done_callback(wake)
             await future
         return self.settled(durable, status, body)
 
@@ -254,7 +260,7 @@ class Durability:
             names |= self.db.tables.keys()  # an operation naming no table: compare them all
         return self._records_for(names)
 
-    def _records_for(self, names) -> tuple[list[Entry], list[Undo]]:
+    def _records_for(self, names: Iterable[str]) -> tuple[list[Entry], list[Undo]]:
         """The metadata records of tables whose metadata changed, and how to undo each change."""
         records: list[Entry] = []
         changes: list[Undo] = []

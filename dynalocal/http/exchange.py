@@ -26,10 +26,14 @@ Plug-ins run on the event loop, one request at a time: they must not block.
 """
 from __future__ import annotations
 
-from typing import Any, Callable, NamedTuple
+from collections.abc import Callable
+from typing import TYPE_CHECKING, Any, NamedTuple, final
 
 from dynalocal.engine.caller import ANONYMOUS, Caller
 from dynalocal.http.messages import JSON_TYPE, JSON_TYPES
+
+if TYPE_CHECKING:
+    from dynalocal.engine.context import Context
 
 
 class Answer(NamedTuple):
@@ -46,6 +50,7 @@ COMMON_HEADERS = (b"x-amz-target", b"content-type", b"content-length", b"host", 
                   b"origin", b"content-encoding", b"accept-encoding")
 
 
+@final  # (so that `type(item) is Request` tells a request from the protocol's other queued items)
 class Request:
     """A complete request: method, url (path and query as sent), the headers (`raw`: names as
     sent; `fields`: lower-cased), body, and the common headers' values (None when absent)."""
@@ -76,7 +81,7 @@ class Request:
         self.origin = origin
         self.content_encoding = content_encoding
         self.accept_encoding = accept_encoding
-        self.ctx: Any = None  # the Context to run against; None = the server's own
+        self.ctx: Context | None = None  # the Context to run against; None = the server's own
         self.caller: Caller = ANONYMOUS  # who sends it (set by the authentication plug-in)
         self.state: Any = None  # free for plug-ins; not None runs the `Hooks.after_marked` hooks on the answer
         self._fields: dict[bytes, bytes] | None = None

@@ -10,6 +10,7 @@ from __future__ import annotations
 import itertools
 import os
 import zlib
+from collections.abc import Callable
 from email.utils import formatdate
 from http import HTTPStatus
 
@@ -47,8 +48,8 @@ class DefaultHeaders:
 
 
 def frame(status: int, body: bytes, content_type: bytes, defaults: bytes, extra: bytes = b"",
-          keep_alive: bool = True, head: bool = False, _status=STATUS.get, _next=_COUNTER.__next__,
-          _crc=zlib.crc32) -> bytes:
+          keep_alive: bool = True, head: bool = False, _status: Callable[[int], bytes | None] = STATUS.get,
+          _next: Callable[[], int] = _COUNTER.__next__, _crc: Callable[[bytes], int] = zlib.crc32) -> bytes:
     """One answer as bytes: status line, `defaults` (DefaultHeaders.block), the headers above, `extra`
     (framed lines), `connection: close` unless `keep_alive`, and the body (not for a HEAD request)."""
     return b"".join((_status(status) or status_line(status), defaults, _HEADERS % (

@@ -30,16 +30,20 @@ from __future__ import annotations
 import asyncio
 import logging
 from collections import deque
+from typing import TYPE_CHECKING
 
 import httptools
 
-from dynalocal.errors import InternalServerError, SerializationException
 from dynalocal.engine.dispatch import respond
+from dynalocal.errors import InternalServerError, SerializationException
 from dynalocal.http import asgi
 from dynalocal.http.app import MAX_BODY
 from dynalocal.http.exchange import PLANS, Answer, Request, lookup_plan
 from dynalocal.http.messages import CONTINUE, JSON_TYPE, error_body, frame
 from dynalocal.http.timeouts import timeout_response
+
+if TYPE_CHECKING:
+    from dynalocal.http.serve import HttpServer
 
 log = logging.getLogger("dynalocal.http")
 
@@ -57,9 +61,9 @@ class HttpProtocol(asyncio.Protocol):
 
     transport: asyncio.Transport
 
-    def __init__(self, server) -> None:  # server: serve.HttpServer
+    def __init__(self, server: HttpServer, loop: asyncio.AbstractEventLoop) -> None:  # loop: the server's
         self.server = server
-        self.loop = server.loop
+        self.loop = loop
         self.app = server.app
         self.before = server.hooks.before  # the live lists: plug-ins may be added while serving
         self.after = server.hooks.after
@@ -90,11 +94,13 @@ class HttpProtocol(asyncio.Protocol):
         self._since: float | None = None  # when the request being received began (or the connection opened)
         self._idle_since: float | None = None  # when the connection last became idle
         # what is owed to the client, in order
-        self._queue: deque = deque()  # complete requests (and ready bytes) not yet run, behind a blocked one
+        # complete requests (and ready bytes: an answer, and whether to close after it) not yet run, behind a
+        # blocked one
+        self._queue: deque[Request | tuple[bytes, bool]] = deque()
         self._slots: deque[list] = deque()  # answers written in order; [None, _] until ready
         self._busy = False  # an ASGI request is running
-        self._task: asyncio.Task | None = None
-        self._disconnected: asyncio.Future | None = None
+        self._task: asyncio.Task[None] | None = None
+        self._disconnected: asyncio.Future[None] | None = None
         self._write_paused = False
         self._read_paused = False
         self._eof = False  # the client half-closed: answer what it sent, then close
@@ -104,7 +110,7 @@ class HttpProtocol(asyncio.Protocol):
 
     # -- connection events ---------------------------------------------------------------------
 
-    def connection_made(self, transport) -> None:  # type: ignore[override]
+    def connection_made(self, transport: asyncio.Transport) -> None:  # type: ignore[override]  # a stream's transport
         self.transport = transport
         transport.set_write_buffer_limits(high=HIGH_WATER)
         self.server.connection_made(self)
@@ -202,6 +208,7 @@ class HttpProtocol(asyncio.Protocol):
         self._chunked = length is None
         host = req.host
         if host not in self.seen_hosts and not self.hosts.allows(host):
+            assert host is not None  # no Host header is always allowed
             self._refusal = Answer(400, error_body(self.hosts.refusal(host)))
             self._discard = True
         elif length is not None and len(length) > 7 and length.isdigit() and int(length) > MAX_BODY:
@@ -280,14 +287,15 @@ class HttpProtocol(asyncio.Protocol):
             return
         self._busy = True
         slot = self._reserve()
-        if self._disconnected is None:
-            self._disconnected = self.loop.create_future()
-        self._task = self.loop.create_task(self._asgi(req, slot))
+        disconnected = self._disconnected
+        if disconnected is None:
+            disconnected = self._disconnected = self.loop.create_future()
+        self._task = self.loop.create_task(self._asgi(req, slot, disconnected))
 
-    async def _asgi(self, req: Request, slot: list) -> None:
+    async def _asgi(self, req: Request, slot: list, disconnected: asyncio.Future[None]) -> None:
         try:
             status, headers, body = await asgi.call(self.server.asgi_app, self._scope(req), req.body,
-                                                    self._disconnected)
+                                                    disconnected)
             answer = asgi.answer(status, headers, body)
         except Exception:
             log.exception("internal error in %s %s", req.method.decode(), req.url.decode("latin-1"))
@@ -319,7 +327,7 @@ class HttpProtocol(asyncio.Protocol):
 
     # -- writing answers in order ----------------------------------------------------------------
 
-    def _push(self, item) -> None:
+    def _push(self, item: Request | tuple[bytes, bool]) -> None:
         """Run a request or write ready bytes now, or queue it behind what is already waiting."""
         if self._queue or self._busy or self._write_paused or len(self._slots) >= MAX_PENDING:
             self._queue.append(item)

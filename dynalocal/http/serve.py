@@ -15,8 +15,8 @@ import threading
 
 from dynalocal.http.app import DynamoApp
 from dynalocal.http.exchange import Hooks
-from dynalocal.http.messages import DefaultHeaders
 from dynalocal.http.hosts import HostPolicy
+from dynalocal.http.messages import DefaultHeaders
 from dynalocal.http.protocol import HttpProtocol
 
 log = logging.getLogger("dynalocal")
@@ -87,7 +87,7 @@ class HttpServer:
             await self.app.shutdown()
             raise StartupFailed(str(err)) from err
         try:
-            listener = await loop.create_server(lambda: HttpProtocol(self), self.host, self.port, backlog=2048)
+            listener = await loop.create_server(lambda: HttpProtocol(self, loop), self.host, self.port, backlog=2048)
         except BaseException as err:
             self.error = err
             self.started.set()
@@ -107,7 +107,8 @@ class HttpServer:
         finally:
             listener.close()
             await self._finish()
-            self._ticker.cancel()
+            if self._ticker is not None:  # (always: `_tick` ran)
+                self._ticker.cancel()
             if signals:
                 for sig in (signal.SIGTERM, signal.SIGINT):
                     loop.remove_signal_handler(sig)
@@ -137,7 +138,7 @@ class HttpServer:
         if self.connections and not self._forced:
             try:
                 await asyncio.wait_for(self._all_closed.wait(), self.shutdown_timeout)  # type: ignore[union-attr]
-            except asyncio.TimeoutError:
+            except TimeoutError:
                 log.warning("%d connections still busy after %.0f s: closing them", len(self.connections),
                             self.shutdown_timeout)
         for conn in list(self.connections):

@@ -16,7 +16,8 @@ class _Loader(yaml.SafeLoader):
     """SafeLoader that understands CloudFormation's `!` tags."""
 
 
-def _long_form(loader: yaml.SafeLoader, suffix: str, node: yaml.Node) -> dict:
+def _long_form(loader: yaml.SafeLoader, suffix: str,
+               node: yaml.ScalarNode | yaml.SequenceNode | yaml.MappingNode) -> dict:  # (every kind of node)
     name = suffix if suffix in ("Ref", "Condition") else f"Fn::{suffix}"
     if isinstance(node, yaml.ScalarNode):
         value: Any = loader.construct_scalar(node)

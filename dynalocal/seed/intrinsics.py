@@ -38,8 +38,8 @@ class Resolver:
             (name, arg), = value.items()
             if name == "Ref" or name.startswith("Fn::"):
                 return self._function(name, arg, where)
-        out = {k: self.resolve(v, f"{where}.{k}") for k, v in value.items()}
-        return {k: v for k, v in out.items() if v is not None}
+        members = {k: self.resolve(v, f"{where}.{k}") for k, v in value.items()}
+        return {k: v for k, v in members.items() if v is not None}
 
     def _function(self, name: str, arg: Any, where: str) -> Any:
         if name == "Ref":

@@ -9,15 +9,15 @@ the meters it warmed are dropped afterwards. Tables that already exist (recovere
 from __future__ import annotations
 
 import logging
-from typing import Awaitable, Callable
+from collections.abc import Awaitable, Callable
 
 import orjson
 
-from dynalocal.seed.template import Request, SeedError, load_file
 from dynalocal.engine.caller import ANONYMOUS, Caller
 from dynalocal.engine.common import scoped_names
 from dynalocal.engine.context import Context
 from dynalocal.engine.dispatch import dispatch
+from dynalocal.seed.template import Request, SeedError, load_file
 
 log = logging.getLogger("dynalocal")
 TARGET = "DynamoDB_20120810."

@@ -158,8 +158,8 @@ def _table(logical_id: str, props: dict, where: str) -> list[Request]:
 
 def _simple_table(logical_id: str, props: dict, where: str) -> dict:
     """SAM's SimpleTable: one string/number/binary partition key, on demand unless throughput is given."""
-    key = props.get("PrimaryKey") or {"Name": "id", "Type": "String"}
-    kind = SAM_TYPES.get(key.get("Type"))
+    key: dict[str, Any] = props.get("PrimaryKey") or {"Name": "id", "Type": "String"}
+    kind = SAM_TYPES.get(key.get("Type", ""))  # ("": no such type, like a missing one)
     if kind is None:
         raise SeedError(f"{where}.PrimaryKey.Type must be String, Number or Binary")
     request: dict[str, Any] = {

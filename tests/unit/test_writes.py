@@ -10,9 +10,10 @@ from conftest import FakeClock
 from dynalocal.capacity.charge import Charge
 from dynalocal.engine import writes
 from dynalocal.engine.common import compile_expressions
-from dynalocal.engine.context import Context, Settings
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 from dynalocal.errors import ConditionalCheckFailedException, ProvisionedThroughputExceededException
-from dynalocal.http.app import dispatch
+from dynalocal.engine.dispatch import dispatch
 from dynalocal.values.attributes import item_size
 from dynalocal.values.blob import dumps
 

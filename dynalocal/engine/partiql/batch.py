@@ -8,19 +8,32 @@ TransactWriteItems in statement order.
 """
 from __future__ import annotations
 
-from typing import Any
+from typing import Any, cast
 
 import orjson
 
-from dynalocal.errors import DynamoError, TransactionCanceledException, ValidationException, transaction_canceled
-from dynalocal.engine.context import Context
 from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import data_table
+from dynalocal.engine.context import Context
 from dynalocal.engine.items import get_item
-from dynalocal.engine.partiql.statement import (DUPLICATE, EXISTS_OUTSIDE, bind, call_write, decode, full_key, keep, merge_capacity,
-                      partiql_origin, partition_keys, project, table_of, write_request)
-from dynalocal.engine.partiql.plan import ReadPlan, check_values, plain, plan
+from dynalocal.engine.partiql.plan import ReadPlan, WritePlan, check_values, plain, plan
+from dynalocal.engine.partiql.statement import (
+    DUPLICATE,
+    EXISTS_OUTSIDE,
+    bind,
+    call_write,
+    decode,
+    full_key,
+    keep,
+    merge_capacity,
+    partiql_origin,
+    partition_keys,
+    project,
+    table_of,
+    write_request,
+)
 from dynalocal.engine.transactions import transact_get_items, transact_write_items
+from dynalocal.errors import DynamoError, TransactionCanceledException, ValidationException, transaction_canceled
 
 MIXED_BATCH = "Read and write requests together in the same batch is not supported."
 MIXED_TRANSACTION = "ExecuteTransaction API does not support both read and write operations in the same request."
@@ -52,7 +65,7 @@ def _single_get(plan_: ReadPlan) -> bool:
     return plan_.operation == "GetItem" and len(plan_.hash_values) == 1
 
 
-def _key_identity(plan_, request: dict, table: str) -> tuple:
+def _key_identity(plan_: ReadPlan | WritePlan, request: dict, table: str) -> tuple:
     source = request["Item"] if "Item" in request else request["Key"]
     return (table, tuple(orjson.dumps(source[n]) for n in plan_.schema.names))
 
@@ -85,6 +98,7 @@ def batch_execute_statement(ctx: Context, caller: Caller, body: dict) -> dict:
         try:
             table = table_of(statement)
             plan_ = plan(statement, data_table(ctx, caller, table))
+            request: dict[str, Any]
             if isinstance(plan_, ReadPlan):
                 check_values(plan_.checks, values)
                 if not _single_get(plan_):
@@ -152,7 +166,8 @@ def execute_transaction(ctx: Context, caller: Caller, body: dict) -> dict:
         return _read_transaction(ctx, caller, body, planned)
     transact: list[dict] = []
     inserts: set[int] = set()
-    for i, ((table, plan_, values), spec) in enumerate(zip(planned, specs)):
+    writes = cast("list[tuple[str, WritePlan, dict]]", planned)  # no statement is a read: all plans write
+    for i, ((table, plan_, values), spec) in enumerate(zip(writes, specs)):
         if plan_.returning is not None:
             raise _in_statement(i, TX_RETURNING)
         if plan_.negated:

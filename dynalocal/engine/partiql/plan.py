@@ -9,10 +9,13 @@ remaining conjuncts become the ConditionExpression of the PutItem/UpdateItem/Del
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+from typing import TypeVar, cast
+
 from dynalocal.errors import ValidationException
 from dynalocal.expressions import ast as A
 from dynalocal.expressions.checks import bind_checks_condition, check_condition
-from dynalocal.expressions.evaluate import compile_condition
+from dynalocal.expressions.evaluate import Predicate, compile_condition
 from dynalocal.expressions.partiql.ast import Delete, Exists, Insert, Select, Statement, Update
 from dynalocal.expressions.partiql.render import Renderer
 from dynalocal.storage.database import TableEntry
@@ -23,6 +26,9 @@ RANGE_OPS = {"=": "=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
 LOWER = (">", ">=")
 UPPER = ("<", "<=")
 SWAPPED = {"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
+WriteTree = Insert | Update | Delete | Exists  # the statements a WritePlan runs
+RangeCondition = A.Compare | A.Between | A.Call  # a sort-key condition a Query can serve
+_T = TypeVar("_T")
 
 
 PARAM = "PartiQL"  # the expression checks' parameter name, stripped from their messages
@@ -71,7 +77,7 @@ def _equality(node: object, name: str) -> A.Value | None:
     return None
 
 
-def _take(conjuncts: list, match, name: str):
+def _take(conjuncts: list, match: Callable[[object, str], _T], name: str) -> _T | None:
     """The first conjunct `match(node, name)` recognises (removed from the list), or None."""
     for i, node in enumerate(conjuncts):
         found = match(node, name)
@@ -90,7 +96,7 @@ def _hash_condition(node: object, name: str) -> tuple | None:
     return None
 
 
-def _range_condition(node: object, name: str) -> A.Compare | A.Between | A.Call | None:
+def _range_condition(node: object, name: str) -> RangeCondition | None:
     """A conjunct a Query can serve as its sort-key condition, normalised to `name op value`."""
     if isinstance(node, A.Compare) and node.op in RANGE_OPS:
         if _is_attr(node.left, name) and isinstance(node.right, A.Value):
@@ -117,7 +123,8 @@ class Narrow:
 
     __slots__ = ("key_condition", "names", "range_values", "filter")
 
-    def __init__(self, key_condition: str | None, names: dict, range_values: tuple, filter_: object) -> None:
+    def __init__(self, key_condition: str | None, names: dict, range_values: tuple,
+                 filter_: Predicate | None) -> None:
         self.key_condition, self.names, self.range_values, self.filter = key_condition, names, range_values, filter_
 
 
@@ -134,10 +141,11 @@ class ReadPlan:
                 check_condition(select.where, PARAM)
             except ValidationException as err:
                 raise plain(err) from None
-            self.checks = bind_checks_condition(select.where, PARAM)
+            self.checks = bind_checks_condition(cast(A.Cond, select.where), PARAM)  # check_condition accepted it
         rest = _conjuncts(select.where)
-        self.hash_values: tuple = _take(rest, _hash_condition, schema.hash_name) or ()
-        self.range: object = None
+        hash_values = _take(rest, _hash_condition, schema.hash_name)  # a local: mypy solves _take's type from `match`
+        self.hash_values: tuple = hash_values or ()
+        self.range: RangeCondition | None = None
         if self.hash_values and schema.range_name is not None:
             self.range = _take(rest, _range_condition, schema.range_name)
         if not self.hash_values:
@@ -194,7 +202,8 @@ class ReadPlan:
         descending = False
         for name, desc in select.order:
             if name not in schema.name_set:
-                raise ValidationException(f"Variable reference {name} in ORDER BY clause must be part of the primary key")
+                raise ValidationException(
+                    f"Variable reference {name} in ORDER BY clause must be part of the primary key")
             if name == schema.range_name:
                 descending = desc
         if not self.hash_values:
@@ -217,7 +226,7 @@ class ReadPlan:
 class WritePlan:
     """How an INSERT/UPDATE/DELETE/EXISTS runs: key slots plus rendered expressions."""
 
-    def __init__(self, tree: object, schema: KeySchema) -> None:
+    def __init__(self, tree: WriteTree, schema: KeySchema) -> None:
         self.schema = schema
         renderer = Renderer()
         self.key: dict[str, A.Value] = {}
@@ -281,6 +290,6 @@ def plan(statement: Statement, entry: TableEntry) -> ReadPlan | WritePlan:
     found = statement.plans.get(schema)
     if found is None:
         found = ReadPlan(select, schema, index_name, index_name is None) if select is not None \
-            else WritePlan(tree, schema)
+            else WritePlan(cast(WriteTree, tree), schema)
         statement.plans[schema] = found
     return found

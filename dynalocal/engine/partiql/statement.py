@@ -9,24 +9,34 @@ returned, by the expression evaluator), NextToken, and PartiQL's own errors.
 from __future__ import annotations
 
 import base64
-from typing import Any, Callable
+from collections.abc import Callable
+from typing import Any, Literal, cast
 
 import orjson
 
+from dynalocal.engine import items, query
+from dynalocal.engine.caller import Caller
+from dynalocal.engine.common import data_table
+from dynalocal.engine.context import Context
+from dynalocal.engine.partiql.plan import (
+    Narrow,
+    ReadPlan,
+    WritePlan,
+    WriteTree,
+    check_values,
+    key_type_error,
+    plain,
+    plan,
+)
 from dynalocal.errors import ConditionalCheckFailedException, DuplicateItemException, ValidationException
 from dynalocal.expressions import ast as A
-from dynalocal.expressions.partiql.ast import Exists, Statement
+from dynalocal.expressions.evaluate import Predicate
+from dynalocal.expressions.partiql.ast import Exists, Select, Statement
 from dynalocal.expressions.partiql.parser import parse_statement
 from dynalocal.expressions.paths import get
 from dynalocal.expressions.semantics import order
 from dynalocal.storage.mutation import PARTIQL, current_origin
 from dynalocal.values.attributes import validate_value
-from dynalocal.engine.context import Context
-from dynalocal.engine.caller import Caller
-from dynalocal.engine import items
-from dynalocal.engine import query
-from dynalocal.engine.common import data_table
-from dynalocal.engine.partiql.plan import ReadPlan, WritePlan, check_values, key_type_error, plain, plan
 
 PARAMETER_COUNT = "Number of parameters in request and statement don't match."
 INVALID_TOKEN = "Invalid NextToken"
@@ -46,7 +56,7 @@ def bind(text: str, params: list | None) -> tuple[Statement, dict]:
 
 
 def table_of(statement: Statement) -> str:
-    tree = statement.tree
+    tree = cast("Select | WriteTree", statement.tree)  # what parse_statement builds
     return (tree.select if isinstance(tree, Exists) else tree).table
 
 
@@ -95,7 +105,7 @@ def project(plan_: ReadPlan, item: dict) -> dict:
     return out
 
 
-def keep(plan_: ReadPlan, item: dict, values: dict, flt: object = False) -> bool:
+def keep(plan_: ReadPlan, item: dict, values: dict, flt: Predicate | None | Literal[False] = False) -> bool:
     """Whether an item passes the plan's residual filter (or `flt`, a variant's filter, when given)."""
     flt = plan_.filter if flt is False else flt
     return flt is None or flt(item, {}, values)
@@ -118,7 +128,8 @@ def full_key(plan_: ReadPlan, values: dict, hash_value: dict) -> dict:
     schema = plan_.schema
     key = {schema.hash_name: hash_value}
     if schema.range_name is not None:
-        key[schema.range_name] = typed(values[plan_.range.right.name], schema.range_type, schema.range_name)
+        sort = cast("A.Compare", plan_.range)  # a GetItem's is `range key = value slot`
+        key[schema.range_name] = typed(values[cast("A.Value", sort.right).name], schema.range_type, schema.range_name)
     return key
 
 
@@ -151,7 +162,8 @@ def run_read(ctx: Context, caller: Caller, body: dict, plan_: ReadPlan, values: 
     cc = None
     if plan_.operation == "GetItem":
         keys = partition_keys(plan_, values)
-        if len(keys) == 1 and plan_.filter is None and plan_.projection is None and "ReturnConsumedCapacity" not in base:
+        if (len(keys) == 1 and plan_.filter is None and plan_.projection is None
+                and "ReturnConsumedCapacity" not in base):
             # The stored item's bytes go out as they are: {"Item":<item>} becomes {"Items":[<item>]}.
             raw = items.get_item(ctx, caller, {**base, "Key": full_key(plan_, values, keys[0])})
             if type(raw) is bytes and (raw == b"{}" or raw.startswith(b'{"Item":')):
@@ -173,7 +185,7 @@ def run_read(ctx: Context, caller: Caller, body: dict, plan_: ReadPlan, values: 
     if body.get("NextToken") is not None:
         start, esk = _untoken(body["NextToken"], operations)
     limit = body.get("Limit")
-    variant = plan_
+    variant: ReadPlan | Narrow = plan_
     if plan_.operation == "Query":
         ranges = {}
         for name in plan_.range_values:

@@ -15,13 +15,19 @@ neither authenticated nor given CORS headers (the admin guard keeps other origin
 """
 from __future__ import annotations
 
+from typing import TYPE_CHECKING, overload
+
 import orjson
 
 from dynalocal.errors import DynamoError, InternalServerError, error_body
+from dynalocal.http.exchange import Answer, Request
 from dynalocal.http.plugins import compression
 from dynalocal.http.plugins.auth import Authenticator
 from dynalocal.http.plugins.cors import CorsPolicy
-from dynalocal.http.exchange import Answer, Request
+
+if TYPE_CHECKING:
+    from dynalocal.engine.context import Context
+    from dynalocal.http.serve import HttpServer
 
 _UNDECODABLE = Answer(500, error_body(InternalServerError("Internal server error")))
 _TOO_LARGE = Answer(413, b"", b"text/plain")
@@ -34,7 +40,7 @@ def _framed(pairs: list[tuple[bytes, bytes]]) -> bytes:
 class WirePlugin:
     """The before/after hooks of one server."""
 
-    def __init__(self, ctx) -> None:
+    def __init__(self, ctx: Context) -> None:
         settings = ctx.settings
         self.ctx = ctx
         self.cors = CorsPolicy(settings.cors_origins)
@@ -76,7 +82,8 @@ class WirePlugin:
         return None
 
     def _authenticate(self, req: Request, url: bytes, encoding: bytes | None) -> Answer | None:
-        text = {name.decode("latin-1"): value.decode("latin-1") for name, value in req.headers} \
+        text: dict[str, str] | _LazyHeaders = \
+            {name.decode("latin-1"): value.decode("latin-1") for name, value in req.headers} \
             if self.auth.mode == "verify" else _LazyHeaders(req)
         path, _, query = url.decode("latin-1").partition("?")
         try:
@@ -112,7 +119,13 @@ class _LazyHeaders:
     def __init__(self, req: Request) -> None:
         self.req = req
 
-    def get(self, name: str, default=None):
+    @overload
+    def get(self, name: str, /) -> str | None: ...
+
+    @overload
+    def get(self, name: str, default: str, /) -> str: ...
+
+    def get(self, name: str, default: str | None = None) -> str | None:
         value = self.req.header(name.encode("latin-1"))
         return default if value is None else value.decode("latin-1")
 
@@ -131,7 +144,7 @@ def _refused_before_auth(req: Request) -> bool:
     return operation not in KNOWN_OPERATIONS and operation not in STREAM_HANDLERS
 
 
-def install(server) -> WirePlugin:
+def install(server: HttpServer) -> WirePlugin:
     """Add the wire plug-ins to an HttpServer (per its app's settings); return them."""
     plugin = WirePlugin(server.app.ctx)
     server.hooks.before.append(plugin.before)

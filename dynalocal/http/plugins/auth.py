@@ -24,14 +24,20 @@ import hmac
 import os
 import re
 import time
+from collections.abc import Callable, Mapping
 from email.utils import parsedate_to_datetime
-from typing import Mapping
+from typing import Protocol, overload
 from urllib.parse import quote, unquote
 
-from dynalocal.errors import (IncompleteSignatureException, InvalidSignatureException, MissingAuthenticationTokenException,
-                      UnrecognizedClientException)
 from dynalocal.engine.caller import Caller, scope_of  # noqa: F401  (scope_of: for callers of this module)
-from dynalocal.storage.database import ACCOUNT as DEFAULT_ACCOUNT, REGION as DEFAULT_REGION
+from dynalocal.errors import (
+    IncompleteSignatureException,
+    InvalidSignatureException,
+    MissingAuthenticationTokenException,
+    UnrecognizedClientException,
+)
+from dynalocal.storage.database import ACCOUNT as DEFAULT_ACCOUNT
+from dynalocal.storage.database import REGION as DEFAULT_REGION
 
 SKEW = 15 * 60  # seconds a request's date may differ from ours
 ALGORITHM = "AWS4-HMAC-SHA256"
@@ -40,6 +46,17 @@ UNRECOGNIZED = "The security token included in the request is invalid."
 BAD_SIGNATURE = ("The request signature we calculated does not match the signature you provided. Check your AWS "
                  "Secret Access Key and signing method. Consult the service documentation for details.")
 _ACCOUNT = re.compile(r"\d{12}")
+
+
+class Headers(Protocol):
+    """A request's headers as authentication reads them, by lower-cased name: a dict, or the wire
+    plug-in's lazy view of the request (http.plugins)."""
+
+    @overload
+    def get(self, name: str, /) -> str | None: ...
+
+    @overload
+    def get(self, name: str, default: str, /) -> str: ...
 
 
 # --- credentials ----------------------------------------------------------------------------------
@@ -80,7 +97,7 @@ def account_from_key(access_key: str) -> str:
             raw = base64.b32decode(access_key[4:])
         except ValueError:
             return DEFAULT_ACCOUNT
-        return "%012d" % ((int.from_bytes(raw[:6], "big") & 0x7FFFFFFFFF80) >> 7)
+        return f"{(int.from_bytes(raw[:6], 'big') & 0x7FFFFFFFFF80) >> 7:012d}"
     return DEFAULT_ACCOUNT
 
 
@@ -125,7 +142,7 @@ def _amz_time(seconds: float) -> str:
     return time.strftime("%Y%m%dT%H%M%SZ", time.gmtime(seconds))
 
 
-def request_time(headers: Mapping[str, str]) -> tuple[str, float] | None:
+def request_time(headers: Headers) -> tuple[str, float] | None:
     """(the timestamp as signed, epoch seconds) from X-Amz-Date or else Date; None if neither parses."""
     amz = headers.get("x-amz-date")
     if amz:
@@ -162,7 +179,7 @@ def _canonical_query(query: str) -> str:
 
 
 def expected_signature(signed: Signed, secret: str, method: str, path: str, query: str,
-                       headers: Mapping[str, str], body: bytes, timestamp: str) -> str:
+                       headers: Headers, body: bytes, timestamp: str) -> str:
     """The SigV4 signature of a request as its signer computed it (canonical request, string to
     sign, derived key); `headers` are lower-cased names -> values as received."""
     names = signed.signed_headers.split(";")
@@ -182,7 +199,7 @@ class Authenticator:
     """Checks one request's signature per `--auth` and says who sent it."""
 
     def __init__(self, mode: str = "relaxed", credentials: Mapping[str, tuple[str, str | None]] | None = None,
-                 isolation: str = "shared", clock=time.time) -> None:
+                 isolation: str = "shared", clock: Callable[[], float] = time.time) -> None:
         self.mode = mode
         self.credentials = dict(credentials or {})
         self.isolation = isolation
@@ -203,7 +220,7 @@ class Authenticator:
             found = self._principals[(access_key, region)] = Caller(access_key, region, account, self.isolation)
         return found
 
-    def authenticate(self, method: str, path: str, query: str, headers: Mapping[str, str],
+    def authenticate(self, method: str, path: str, query: str, headers: Headers,
                      body: bytes) -> Caller:
         """The request's Caller, or the DynamoDB error refusing it. `headers`: lower-cased names."""
         header = headers.get("authorization")
@@ -275,12 +292,12 @@ class Authenticator:
                     return self.principal(scope[0], scope[2])
         raise MissingAuthenticationTokenException(MISSING_TOKEN)
 
-    def _verify(self, signed: Signed, method: str, path: str, query: str, headers: Mapping[str, str],
+    def _verify(self, signed: Signed, method: str, path: str, query: str, headers: Headers,
                 body: bytes) -> None:
         stamp = request_time(headers)
         if stamp is None:
             raise IncompleteSignatureException("Authorization header requires existence of either a 'X-Amz-Date' "
-                                               f"or a 'Date' header. Authorization={headers['authorization']}")
+                                               f"or a 'Date' header. Authorization={headers.get('authorization')}")
         known = self.credentials.get(signed.access_key)
         if known is None:
             raise UnrecognizedClientException(UNRECOGNIZED)
