@@ -24,7 +24,7 @@ class Settings:
     host: str = "127.0.0.1"
     port: int = 8000
     log_level: str = "info"
-    throttling: str = "enforce"
+    throttling: str = "keys"
     ttl_interval: float = 1.0
     burst_seconds: float = 300.0
     partition_burst_seconds: float = 5.0
@@ -127,8 +127,11 @@ OPTIONS: tuple[Option, ...] = (
     Option("log_level", "--log-level",
            "How much the server logs: `critical`, `error`, `warning`, `info` or `debug`.",
            choices=("critical", "error", "warning", "info", "debug")),
-    Option("throttling", "--throttling", "Per-partition throttling: refuse over-capacity requests as DynamoDB does "
-           "(`enforce`), only record and log them (`report`), or `off`.", choices=("enforce", "report", "off")),
+    Option("throttling", "--throttling", "`keys`: refuse key-design throttles (a partition's or key range's "
+           "ceiling, table or GSI) as DynamoDB does, and only record capacity-setting ones (provisioned rates, "
+           "on-demand maximums and scaling, account quota) as would-be throttles; `enforce`: refuse both; "
+           "`report`: refuse nothing, record everything; `off`. Per table: the tag `dynalocal:throttling=<mode>`.",
+           choices=("keys", "enforce", "report", "off")),
     Option("ttl_interval", "--ttl-interval",
            "Seconds between sweeps that delete items whose TTL attribute has expired."),
     Option("burst_seconds", "--burst-seconds", "Seconds of unused provisioned capacity kept as burst capacity "

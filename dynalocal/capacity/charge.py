@@ -71,7 +71,7 @@ class Charge:
 
     def admit(self, d: int, part: int, index: Index | None = None) -> None:
         """Admit a read (d=0) or write (d=1) on `part` of the table, or of a GSI, or raise the
-        throttle error to answer (recorded; in report mode recorded only, and nothing raised)."""
+        throttle error to answer (recorded; a would-be throttle, capacity/modes.py, is recorded only)."""
         cap = self.cap
         if cap.settings.throttling == "off":
             return
@@ -237,18 +237,31 @@ class Charge:
         return out
 
     def refuse_gsi(self, part: int, gsis: list[GsiWrite]) -> DynamoError | None:
-        """The error refusing a base-table write (on `part`) that a GSI partition cannot absorb."""
+        """The error refusing a base-table write (on `part`) that a GSI partition cannot absorb;
+        None to admit it (a GSI's would-be throttles are recorded, and the next GSI checked)."""
         cap = self.cap
         if cap.settings.throttling == "off":
             return None
+        backed = False  # GSI_BACKPRESSURE recorded on the base table (once per write)
         for w in gsis:
             for p in (w.old_part, w.new_part if w.changes else -1):
                 if p < 0:
                     continue
                 cause = w.meter.refusal(WRITE, p, self.now)
-                if cause is not None:
+                if cause is None:
+                    continue
+                if not backed:
+                    if cap.mode(self.entry) == "off":  # the table's tag turned it off
+                        return None
                     self.meter.record_throttle(WRITE, part, GSI_BACKPRESSURE, self.now)
-                    return cap.throttled(self.entry, w.meter, WRITE, p, cause, self.now)
+                    backed = True
+                err = cap.throttled(self.entry, w.meter, WRITE, p, cause, self.now)
+                if err is not None:
+                    return err
+        if backed:  # every GSI throttle was a would-be one: so is the back-pressure
+            tm = cap.tables.get(self.entry.table.name)
+            if tm is not None:
+                cap.would(tm, None, WRITE, GSI_BACKPRESSURE)
         return None
 
     def admit_gsi(self, part: int, gsis: list[GsiWrite]) -> None:

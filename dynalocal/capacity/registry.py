@@ -10,9 +10,11 @@ calls before each request when a meter asked for a split or growth, and in `conf
 (CreateTable, UpdateTable, tags). A request looks a key's partition up once and uses that index
 to the end (reads, writes, charges), so nothing it calls may move items: the lookups here
 (`meter`, `meters`, `index_meter`) only fit meters to the stores' current partitions.
-Under `--throttling off` nothing reshapes for traffic (no heat split, no on-demand growth): the
-traffic it serves is not what DynamoDB would have admitted, so a layout grown from it would be
-one DynamoDB never has; the declared settings still set the count.
+Throttling modes and the kinds of throttle: capacity/modes.py (`throttled` applies them).
+Under `--throttling off` (or a table's tag `dynalocal:throttling=off`) nothing reshapes for
+traffic (no heat split, no on-demand growth): the traffic it serves is not what DynamoDB would
+have admitted, so a layout grown from it would be one DynamoDB never has; the declared settings
+still set the count.
 """
 from __future__ import annotations
 
@@ -23,7 +25,8 @@ from typing import Protocol
 
 from dynalocal.capacity.charge import Charge
 from dynalocal.capacity.meter import CEILING, NEW_ON_DEMAND, Meter
-from dynalocal.capacity.throttle import ThrottleLog, note, throttle_error
+from dynalocal.capacity.modes import key_design_refusal, refused, table_mode
+from dynalocal.capacity.throttle import CLI_WHERE, ThrottleLog, note, throttle_error
 from dynalocal.errors import DynamoError
 from dynalocal.storage.database import Database, TableEntry
 from dynalocal.storage.index import Index
@@ -93,19 +96,22 @@ def tagged_count(entry: TableEntry) -> int:
 class TableMeters:
     """The meters of one table: the table's (shared by its LSIs) and each GSI's."""
 
-    __slots__ = ("entry", "table", "gsis", "log")
+    __slots__ = ("entry", "table", "gsis", "log", "would_be")
 
     def __init__(self, entry: TableEntry, table: Meter) -> None:
         self.entry = entry
         self.table = table
         self.gsis: dict[str, Meter] = {}
         self.log: ThrottleLog | None = None  # throttle-log state (see .throttle)
+        # would-be throttles (recorded, not refused) since the table was created:
+        # (GSI name or None, direction, cause) -> events; a subset of the meters' throttle records
+        self.would_be: dict[tuple[str | None, int, str], int] = {}
 
 
 class CapacitySettings(Protocol):
     """The server settings capacity reads (engine.context.Settings has them)."""
 
-    throttling: str  # enforce | report | off
+    throttling: str  # keys | enforce | report | off (capacity/modes.py)
     burst_seconds: float
     partition_burst_seconds: float
     capacity_model: str  # adaptive | classic
@@ -126,6 +132,9 @@ class Capacity:
         # charge(entry): a request's capacity on a table (see .charge); a partial, so that
         # creating one per request runs no Python frame of ours besides Charge.__init__.
         self.charge: Callable[[TableEntry], Charge] = partial(Charge, self)
+        # How the throttle log names the setting, {mode} filled in: the command line's flag and
+        # variable by default; the pytest plugin names its ini option instead.
+        self.where = CLI_WHERE
 
     # -- lookup (the hot path) ----------------------------------------------------------------
 
@@ -161,14 +170,35 @@ class Capacity:
             if tm is not None and (tables is None or tables.get(name) is tm.entry):
                 self._layout(tm, reshape=True)
 
+    def mode(self, entry: TableEntry) -> str:
+        """The table's throttling mode: its `dynalocal:throttling` tag, else the server's."""
+        return table_mode(entry.tags, self.settings.throttling)
+
     def throttled(self, entry: TableEntry, m: Meter, d: int, p: int, cause: str, now: float) -> DynamoError | None:
-        """Record a throttle of `cause` on meter `m`; the error to answer (None unless enforcing)."""
+        """A request on partition `p` of meter `m` met a spent bucket of `cause`: record the throttle
+        and return the error to answer, or None when the table's mode only records it (a would-be
+        throttle). In `keys` mode a capacity-setting cause is a would-be throttle unless a
+        key-design limit (checked here) refuses the request as well."""
+        mode = self.mode(entry)
+        if mode == "off":
+            return None
+        refuse = refused(mode, cause)
+        if not refuse and mode == "keys":
+            key_cause = key_design_refusal(m, d, p, now)
+            if key_cause is not None:
+                cause, refuse = key_cause, True
         m.record_throttle(d, p, cause, now)
-        mode = self.settings.throttling
         tm = self.tables.get(entry.table.name)
         if tm is not None:
-            note(tm, m, d, p, cause, mode, now)
-        return throttle_error(entry, m, d, cause) if mode == "enforce" else None
+            if not refuse:
+                self.would(tm, m.index, d, cause)
+            note(tm, m, d, p, cause, mode, not refuse, self.where, now)
+        return throttle_error(entry, m, d, cause) if refuse else None
+
+    def would(self, tm: TableMeters, index: str | None, d: int, cause: str) -> None:
+        """Count a would-be throttle (recorded, not refused) of the table or one of its GSIs."""
+        key = (index, d, cause)
+        tm.would_be[key] = tm.would_be.get(key, 0) + 1
 
     # -- configuration ------------------------------------------------------------------------
 
@@ -226,7 +256,7 @@ class Capacity:
         entry, now = tm.entry, self.clock()
         table = entry.table
         m = tm.table
-        grows = self.settings.throttling != "off"
+        grows = self.mode(entry) != "off"
         provisioned, warm, maximum = self._settings_of(entry, None)
         m.configure(len(m.parts), provisioned, self.classic(entry), warm, maximum, now)
         count = max(classic_count(provisioned, table.size_bytes), warm_need(warm), tagged_count(entry),

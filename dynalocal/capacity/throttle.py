@@ -6,8 +6,9 @@ so spelled in botocore's model); the reason is Table|Index + Read|Write + the ca
 
 The log: at most one line per table every LOG_INTERVAL seconds (of the capacity clock). The
 first throttle of a quiet table logs at once; later ones are counted and summarised by the
-next line: events by cause since the last line, the hottest partition key of the partition
-last throttled, and what to do about it in the current mode.
+next line: events by cause since the last line (would-be ones, recorded but not refused,
+marked as such), the hottest partition key of the partition last throttled, and what to do
+about it in the table's mode, naming where that mode is set (Capacity.where).
 """
 from __future__ import annotations
 
@@ -34,6 +35,7 @@ if TYPE_CHECKING:  # registry imports this module
 
 log = logging.getLogger("dynalocal.capacity")
 LOG_INTERVAL = 10.0
+CLI_WHERE = "--throttling {mode} (or DYNALOCAL_THROTTLING={mode})"  # Capacity.where by default
 
 TABLE_MESSAGE = ("The level of configured provisioned throughput for the table was exceeded. "
                  "Consider increasing your provisioning level with the UpdateTable API.")
@@ -67,36 +69,62 @@ class ThrottleLog:
 
     def __init__(self) -> None:
         self.last = float("-inf")
-        self.counts: dict[tuple[str | None, int, str], int] = {}  # (GSI or None, direction, cause) -> events
+        # (GSI or None, direction, cause, would-be) -> events
+        self.counts: dict[tuple[str | None, int, str, bool], int] = {}
 
 
-def note(tm: TableMeters, m: Meter, d: int, p: int, cause: str, mode: str, now: float) -> None:
-    """Count a throttle event for the table's log; write the summary line when one is due."""
+def note(tm: TableMeters, m: Meter, d: int, p: int, cause: str, mode: str, would_be: bool, where: str,
+         now: float) -> None:
+    """Count a throttle event (refused, or a would-be one) for the table's log; write the summary
+    line when one is due. `where` names the setting ({mode} filled in): see Capacity.where."""
     state = tm.log
     if state is None:
         state = tm.log = ThrottleLog()
-    key = (m.index, d, cause)
+    key = (m.index, d, cause, would_be)
     state.counts[key] = state.counts.get(key, 0) + 1
     if now - state.last < LOG_INTERVAL:
         return
     state.last = now
     counts, state.counts = state.counts, {}
-    _write(tm.entry, m, d, p, cause, counts, mode)
+    _write(tm.entry, m, d, p, cause, counts, mode, where)
 
 
-def _write(entry: TableEntry, m: Meter, d: int, p: int, cause: str, counts: dict, mode: str) -> None:
+def _events(counts: dict, would_be: bool) -> str:
+    return ", ".join(f"{n} {('read', 'write')[dd]}{'s' if n > 1 else ''} ({'GSI ' + g + ': ' if g else ''}{c})"
+                     for (g, dd, c, w), n in sorted(counts.items(), key=lambda kv: -kv[1]) if w is would_be)
+
+
+def _write(entry: TableEntry, m: Meter, d: int, p: int, cause: str, counts: dict, mode: str, where: str) -> None:
     unit = ("RCU", "WCU")[d]
     what = f"global secondary index {m.index} of table {entry.name}" if m.index else f"table {entry.name}"
-    verb = "throttled" if mode == "enforce" else "would have throttled"
-    summary = ", ".join(f"{n} {('read', 'write')[dd]}{'s' if n > 1 else ''} ({'GSI ' + g + ': ' if g else ''}{c})"
-                        for (g, dd, c), n in sorted(counts.items(), key=lambda kv: -kv[1]))
+    refused, would = _events(counts, False), _events(counts, True)
+    verb = "throttled" if refused else "would have throttled"
+    summary = "; ".join(([refused] if refused else []) + ([f"{would}, would-be: not refused"] if would else []))
     hot = _hottest(entry, m, p) if p >= 0 else None
-    where = f" on partition {p} of {len(m.parts)}" if p >= 0 else ""
+    at = f" on partition {p} of {len(m.parts)}" if p >= 0 else ""
     why, fix = _explain(entry, m, d, cause, unit)
-    tail = ("Requests were refused as DynamoDB would refuse them; to only record them, start dynalocal with "
-            "--throttling report." if mode == "enforce" else "Nothing was refused (--throttling report).")
     log.warning("%s %s%s: %s%s. %s. To change it: %s. %s Per-partition figures: GET /_dynalocal/tables/%s/partitions",
-                verb, what, where, summary, f"; hottest key there: {hot}" if hot else "", why, fix, tail, entry.name)
+                verb, what, at, summary, f"; hottest key there: {hot}" if hot else "", why, fix,
+                _tail(mode, bool(refused), bool(would), where), entry.name)
+
+
+def _tail(mode: str, refused: bool, would: bool, where: str) -> str:
+    """What the mode did with these events, and where to change it."""
+    tag = "the table's tag dynalocal:throttling="
+    if mode == "enforce":
+        return (f"Requests were refused as DynamoDB would refuse them (throttling enforce); to refuse only "
+                f"key-design throttles: {where.format(mode='keys')}; to only record them: "
+                f"{where.format(mode='report')}, or {tag}report.")
+    if mode == "report":
+        return (f"Nothing was refused (throttling report); to refuse as DynamoDB would: "
+                f"{where.format(mode='enforce')}, or {tag}enforce.")
+    text = "Key-design throttles (a partition's ceiling) are refused as DynamoDB would (throttling keys)." \
+        if refused else ""
+    if would:
+        text += (" Capacity-setting throttles are only recorded (throttling keys: the capacity numbers of test "
+                 f"tables are usually arbitrary); to refuse them as DynamoDB would: {where.format(mode='enforce')},"
+                 f" or {tag}enforce.")
+    return text.strip()
 
 
 def _explain(entry: TableEntry, m: Meter, d: int, cause: str, unit: str) -> tuple[str, str]:
@@ -146,4 +174,4 @@ def show_key(kind: str, pk_prefix: bytes) -> str:
     return raw.decode("utf-8", "replace")
 
 
-__all__ = ["throttle_error", "note", "show_key", "LOG_INTERVAL", "ON_DEMAND_MAX", "GSI_BACKPRESSURE"]
+__all__ = ["throttle_error", "note", "CLI_WHERE", "show_key", "LOG_INTERVAL", "ON_DEMAND_MAX", "GSI_BACKPRESSURE"]

@@ -17,7 +17,7 @@ from dynalocal.engine.context import Context
 def live():
     """A server whose capacity clock moves only when the test says; partitions keep one second of burst."""
     clock = FakeClock()
-    ctx = Context(settings=Settings(partition_burst_seconds=0, burst_seconds=0), clock=clock)
+    ctx = Context(settings=Settings(partition_burst_seconds=0, burst_seconds=0, throttling="enforce"), clock=clock)
     with LiveServer(ctx) as server:
         server.clock = clock
         server.ddb = server.client(retries={"total_max_attempts": 1, "mode": "standard"})

@@ -192,7 +192,7 @@ def test_transaction_validation(ddb, table, statements, message):
 
 @pytest.fixture(scope="module")
 def throttled():
-    with LiveServer(Context(settings=Settings(burst_seconds=2.0), clock=FakeClock())) as live:
+    with LiveServer(Context(settings=Settings(burst_seconds=2.0, throttling="enforce"), clock=FakeClock())) as live:
         yield live.client(retries={"total_max_attempts": 1, "mode": "standard"})
 
 

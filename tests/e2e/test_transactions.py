@@ -176,7 +176,7 @@ def test_throttled_actions_cancel_with_a_throughput_reason():
         def __call__(self) -> float:
             return 100.0
 
-    with LiveServer(Context(settings=Settings(burst_seconds=2), clock=Frozen())) as live:
+    with LiveServer(Context(settings=Settings(burst_seconds=2, throttling="enforce"), clock=Frozen())) as live:
         client = live.client(retries={"total_max_attempts": 1, "mode": "standard"})
         client.create_table(TableName="tx-throttle", KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
                             AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],

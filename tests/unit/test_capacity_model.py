@@ -24,6 +24,7 @@ PREFIX = "DynamoDB_20120810."
 
 def _server(**settings) -> tuple[Context, Clock]:
     clock = Clock()
+    settings.setdefault("throttling", "enforce")  # these tests are about refusals of every kind
     return Context(settings=Settings(**settings), clock=clock), clock
 
 

@@ -226,7 +226,7 @@ def test_readers_see_every_charge_without_a_flush():
 
 def test_the_throttle_log_line_names_the_hottest_key_of_logged_charges(caplog):
     clock = FakeClock()
-    ctx = Context(settings=Settings(), clock=clock)
+    ctx = Context(settings=Settings(throttling="enforce"), clock=clock)
     _call(ctx, "CreateTable", {"TableName": "tab", "BillingMode": "PROVISIONED",
                                "ProvisionedThroughput": {"ReadCapacityUnits": 1, "WriteCapacityUnits": 1},
                                "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"}],

@@ -29,7 +29,7 @@ def _call(ctx: Context, op: str, body: dict) -> tuple[int, dict]:
 def _context(gsi_wcu: int | None = None) -> Context:
     """Table `tab` (hash key p) with GSI `byg` (hash key g, ALL): on demand, or provisioned with a
     GSI of `gsi_wcu` write units and 2 seconds of burst (so its 2nd unit of a second is its last)."""
-    ctx = Context(settings=Settings(burst_seconds=2), clock=FakeClock())
+    ctx = Context(settings=Settings(burst_seconds=2, throttling="enforce"), clock=FakeClock())
     gsi: dict = {"IndexName": "byg", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
                  "Projection": {"ProjectionType": "ALL"}}
     body: dict = {"TableName": T, "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"}],
