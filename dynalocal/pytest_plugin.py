@@ -23,7 +23,8 @@ if TYPE_CHECKING:
 # name -> (help, default); each is an ini option `dynalocal_<name>` and a flag `--dynalocal-<name>`.
 # An empty value means the server's own default (dynalocal.config.Settings).
 OPTIONS = {
-    "throttling": ("enforce (refuse like DynamoDB), report (only record) or off (default: the server's, enforce)", ""),
+    "throttling": ("keys (refuse key-design throttles, record capacity-setting ones as would-be), enforce (refuse "
+                   "both, like DynamoDB), report (only record) or off (default: the server's, keys)", ""),
     "capacity_model": ("adaptive (DynamoDB today) or classic (fixed 1/N partition shares)", ""),
     "burst_seconds": ("seconds of unused capacity kept as burst (default: the server's)", ""),
     "data_dir": ("persist the session's tables in this directory (default: in memory)", ""),

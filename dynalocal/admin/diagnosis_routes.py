@@ -13,7 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from dynalocal.capacity.report import snapshot
+from dynalocal.capacity.report import modes_text, snapshot, table_throttling
 from dynalocal.diagnosis.collect import WINDOW, collect
 from dynalocal.diagnosis.engine import as_json, diagnose
 from dynalocal.diagnosis.render import render_report
@@ -56,8 +56,13 @@ def report(ctx: Context, table: str | None = None) -> list:
 
 
 def report_json(ctx: Context, table: str | None = None) -> dict:
-
-    return {"window_seconds": WINDOW, "throttling": ctx.settings.throttling, "tables": as_json(report(ctx, table))}
+    """The report as JSON; each table also says its throttling mode and its would-be throttles."""
+    tables = as_json(report(ctx, table))
+    for t in tables:
+        entry = ctx.db.tables.get(t["table"])
+        if entry is not None:
+            t.update(table_throttling(ctx.capacity, entry))
+    return {"window_seconds": WINDOW, "throttling": ctx.settings.throttling, "tables": tables}
 
 
 def heat(ctx: Context, name: str, seconds: int = HEAT_SECONDS) -> dict | None:
@@ -92,8 +97,8 @@ def diagnosis_routes(ctx: Context) -> list[Route]:
         if table is not None and table not in ctx.db.tables:
             return JSONResponse({"error": f"no table named {table}"}, status_code=404)
         if request.query_params.get("format") == "text":
-
-            return PlainTextResponse(render_report(report(ctx, table), WINDOW))
+            text = modes_text(ctx.capacity, ctx.db, table) + render_report(report(ctx, table), WINDOW)
+            return PlainTextResponse(text)
         return Response(orjson.dumps(report_json(ctx, table)), media_type="application/json")
 
     async def heat_route(request: Request) -> Response:

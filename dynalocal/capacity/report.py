@@ -8,9 +8,10 @@ Contract (stable; only additions later). `snapshot` returns a dict:
     {"now": float,                     # the capacity clock (ctx.clock) when taken
      "second": int,                    # int(now): the last slot of every per-second list
      "window_seconds": 300,            # length of every per-second list, oldest first
-     "settings": {"throttling": "enforce"|"report"|"off", "model": "adaptive"|"classic",
+     "settings": {"throttling": "keys"|"enforce"|"report"|"off", "model": "adaptive"|"classic",
                   "burst_seconds": float, "partition_burst_seconds": float},
-     "tables": {name: {"table": METER, "indexes": {gsi_name: METER}}}}
+     "tables": {name: {"table": METER, "indexes": {gsi_name: METER},
+                       "throttling": MODE}}}       # the table's mode (its dynalocal:throttling tag)
 
     METER = {
       "table": str, "index": str | None, "billing_mode": "PROVISIONED" | "PAY_PER_REQUEST",
@@ -23,6 +24,8 @@ Contract (stable; only additions later). `snapshot` returns a dict:
       "partition_count": int, "heat_splits": int, "since": float,  # since: meter created (clock)
       "totals": TOTALS,
       "throttles": {"read": {CAUSE: int}, "write": {CAUSE: int}},  # since start, by cause
+      "would_be": {"read": {CAUSE: int}, "write": {CAUSE: int}},   # of those, recorded but not
+                                                                   # refused (capacity/modes.py)
       "per_second": {"read_units": [float]*300, "write_units": [float]*300,
                      "read_throttles": [int]*300, "write_throttles": [int]*300},
       "partitions": [PARTITION, ...]}                              # in token order
@@ -57,7 +60,8 @@ from collections.abc import Sequence
 from typing import Any
 
 from dynalocal.capacity.meter import CEILING, RING, Meter, PartMeter
-from dynalocal.capacity.registry import Capacity
+from dynalocal.capacity.modes import MODE_TAG, WHAT
+from dynalocal.capacity.registry import Capacity, TableMeters
 from dynalocal.capacity.throttle import show_key
 from dynalocal.storage.database import Database, TableEntry
 from dynalocal.storage.partition import Partition
@@ -85,8 +89,10 @@ def snapshot(cap: Capacity, db: Database, table: str | None = None) -> dict[str,
             if index.is_global:
                 m = cap.index_meter(entry, index)
                 indexes[index.name] = meter_data(entry, m, index, index.schema.hash_type, now)
-        out["tables"][name] = {"table": meter_data(entry, tm.table, entry.table, entry.table.schema.hash_type, now),
-                               "indexes": indexes}
+        table_data = meter_data(entry, tm.table, entry.table, entry.table.schema.hash_type, now)
+        for data in (table_data, *indexes.values()):
+            data["would_be"] = would_be(tm, data["index"])
+        out["tables"][name] = {"table": table_data, "indexes": indexes, "throttling": cap.mode(entry)}
     return out
 
 
@@ -112,6 +118,46 @@ def meter_data(entry: TableEntry, m: Meter, store: ItemStore, key_type: str, now
         "partitions": [_partition(i, part, pm, key_type, sec)
                        for i, (part, pm) in enumerate(zip(store.partitions, m.parts))],
     }
+
+
+def table_throttling(cap: Capacity, entry: TableEntry) -> dict[str, Any]:
+    """A table's mode and its would-be throttles by cause (table and GSIs, both directions)."""
+    tm = cap.meters(entry)
+    counts: dict[str, int] = {}
+    for (_, _, cause), n in tm.would_be.items():
+        counts[cause] = counts.get(cause, 0) + n
+    return {"throttling": cap.mode(entry), "would_be": counts}
+
+
+def modes_text(cap: Capacity, db: Database, table: str | None = None) -> str:
+    """The report's header: the server's mode in words, and per table its mode (when a tag sets
+    it) and its would-be throttles, with where to refuse them."""
+    server = cap.settings.throttling
+    lines = [f"Throttling {server}: {WHAT.get(server, server)}."]
+    names = [table] if table is not None else sorted(db.tables)
+    for name in names:
+        entry = db.tables.get(name)
+        if entry is None:
+            continue
+        data = table_throttling(cap, entry)
+        mode, counts = data["throttling"], data["would_be"]
+        if mode != server:
+            lines.append(f"{name}: throttling {mode} (its tag {MODE_TAG}): {WHAT[mode]}.")
+        if counts:
+            causes = ", ".join(f"{cause} {n}" for cause, n in sorted(counts.items(), key=lambda c: -c[1]))
+            lines.append(f"{name}: {sum(counts.values())} would-be throttles ({causes}), recorded but not refused; "
+                         f"to refuse them as DynamoDB would: {cap.where.format(mode='enforce')}, or the table's "
+                         f"tag {MODE_TAG}=enforce.")
+    return "\n".join(lines) + "\n\n"
+
+
+def would_be(tm: TableMeters, index: str | None) -> dict[str, dict[str, int]]:
+    """The would-be throttles (recorded, not refused) of a table (`index` None) or GSI, by cause."""
+    out: dict[str, dict[str, int]] = {"read": {}, "write": {}}
+    for (gsi, d, cause), n in tm.would_be.items():
+        if gsi == index:
+            out[("read", "write")[d]][cause] = n
+    return out
 
 
 def _partition(i: int, part: Partition, pm: PartMeter, key_type: str, sec: int) -> dict[str, Any]:

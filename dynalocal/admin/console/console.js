@@ -94,7 +94,16 @@ async function refreshLive() {
   showVerdicts(t);
   showHeat(heat, t);
   showTopKeys(t);
-  $("status").textContent = `throttling ${report.throttling} · updated ${new Date().toLocaleTimeString()}`;
+  $("status").textContent = `${throttlingText(report, t)} · updated ${new Date().toLocaleTimeString()}`;
+}
+
+// The header's mode: keys (key-design throttles refused, capacity-setting ones only recorded),
+// enforce, report or off; a table's tag dynalocal:throttling overrides the server's.
+function throttlingText(report, t) {
+  const mode = t.throttling || report.throttling;
+  const tagged = mode !== report.throttling ? ` (table tag; server ${report.throttling})` : "";
+  const wouldBe = Object.values(t.would_be || {}).reduce((a, b) => a + b, 0);
+  return `throttling ${mode}${tagged}` + (wouldBe ? ` · ${wouldBe} would-be throttles (recorded, not refused)` : "");
 }
 
 function showVerdicts(t) {
