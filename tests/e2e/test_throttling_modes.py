@@ -13,7 +13,7 @@ from botocore.exceptions import ClientError
 
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
-from tests.conftest import FakeClock, LiveServer
+from conftest import FakeClock, LiveServer
 
 ITEMS = 3000  # a common fixture load: 3,000 items into a 5/5 table
 

@@ -8,7 +8,7 @@ from dynalocal.capacity.modes import CAPACITY_SETTING, KEY_DESIGN, KIND, MODES, 
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
 from dynalocal.engine.dispatch import dispatch
-from tests.conftest import FakeClock
+from conftest import FakeClock
 
 CAUSES = [value for name, value in vars(meter).items()
           if name.isupper() and isinstance(value, str) and name not in ("DIRECTIONS",) and value.islower()
