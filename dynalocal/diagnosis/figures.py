@@ -47,6 +47,7 @@ class PartitionFigures:
     series: list[tuple[float, int]] = field(default_factory=list)
     items: int = 0
     size_bytes: int = 0
+    burst_seconds: float = 5.0  # seconds of its ceiling the partition holds as burst (--partition-burst-seconds)
 
 
 @dataclass
