@@ -246,12 +246,15 @@ def _causes(m: MeterReport) -> tuple[int, int]:
 def _verdict(f: MeterFigures, m: MeterReport) -> Verdict:
     """Hot key when a partition reached its ceiling and one key carried half its units (and key-design
     throttles are not outnumbered); under-provisioned when capacity-setting throttles dominate (or the
-    table runs above its limit on burst); fine otherwise."""
+    table runs above its provisioned rate or on-demand maximum on burst); fine otherwise."""
     hot = _hot_partition(f, m)
     design, capacity = _causes(m)
     if hot is not None and design >= capacity:
         return _hot_verdict(f, m, hot)
-    over_table = m.projection is not None and m.projection.scope == "table"
+    # above the table's limit on burst: a provisioned rate or on-demand maximum will throttle once
+    # burst is spent; an on-demand table's scaled capacity grows with the traffic instead
+    over_table = (m.projection is not None and m.projection.scope == "table"
+                  and f.limit_kind != ON_DEMAND_SCALING)
     if (capacity > design or over_table) and f.limit is not None:
         return _under_provisioned(f, m, hot)
     if hot is not None:
