@@ -157,6 +157,8 @@ def diagnose_meter(f: MeterFigures) -> MeterReport:
     window = max(f.window, 1e-9)
     requests = sum(k.requests for p in f.partitions for k in p.keys)
     per_request = total / requests if requests else 1.0  # mean units of a request, to price refused ones
+    if not f.refused:
+        per_request = 0.0  # would-be throttles were admitted: already in the units
     parts = [_partition(p, total, window, per_request) for p in f.partitions]
     keys = sorted((k for p in parts for k in p.top_keys), key=lambda k: -k.units)[:TOP_KEYS]
     throttles: dict[str, int] = dict(f.throttles) if f.throttles is not None else {}
@@ -284,7 +286,7 @@ def _hot_verdict(f: MeterFigures, m: MeterReport, p: PartitionReport) -> Verdict
                f"ran at {num(p.rate)} {u}/s (peak {num(p.peak)} in one second) and sustains {num(limit)} {u}/s")
     thrown = sum(p.throttles.values())
     if thrown:
-        summary += f"; {num(thrown)} {f.direction}s throttled there"
+        summary += f"; {thrown:,} {f.direction}s throttled there"
     projection = m.projection if m.projection is not None and m.projection.scope == f"partition {p.number}" else None
     if projection is not None:
         summary += f"; {_steady(f)} {percent(projection.throttled_share)} of {f.direction}s would be throttled"
@@ -322,16 +324,16 @@ def _under_provisioned(f: MeterFigures, m: MeterReport, hot: PartitionReport | N
     if needed > m.rate * 1.001:
         summary += f" and was asked for about {num(needed)}"
     summary += f" against {num(limit)} {u}/s {_limit_name(f)}"
-    if limit and needed > limit:
-        summary += f" ({percent(needed / limit - 1)} short)"
     _, capacity = _causes(m)
     if capacity:
-        summary += f"; {num(capacity)} {f.direction}s throttled by that setting"
+        summary += f"; {capacity:,} {f.direction}s throttled by that setting"
     projection = m.projection if m.projection is not None and m.projection.scope == "table" else None
     if projection is not None:
         if projection.burst_left_seconds is not None:
-            summary += f"; burst capacity lasts about {num(projection.burst_left_seconds)} s more at this rate"
-        summary += f", then {percent(projection.throttled_share)} of {f.direction}s would be throttled"
+            summary += f"; burst capacity lasts about {num(projection.burst_left_seconds)} s more at this rate, then"
+        else:
+            summary += "; once burst is spent,"
+        summary += f" {percent(projection.throttled_share)} of {f.direction}s would be throttled"
     note = _key_note(f, m)
     summary += note or "; no partition came near its ceiling with one key, so the key design is not the cause"
     return Verdict(UNDER_PROVISIONED, f.table, f.index, f.direction, summary + ".",
@@ -353,14 +355,14 @@ def _fine(f: MeterFigures, m: MeterReport, design: int) -> Verdict:
     if f.limit:
         summary += f" ({percent(m.peak / f.limit)} of {num(f.limit)} {_limit_name(f)})"
     if design:
-        summary += (f"; {num(design)} {f.direction}s met a partition ceiling, but no key carried half of a "
+        summary += (f"; {design:,} {f.direction}s met a partition ceiling, but no key carried half of a "
                     "partition's units: partitions split for sustained traffic, as DynamoDB's do")
     elif not sum(m.throttles.values()):
         summary += " with no throttling"
     summary += _key_note(f, m)
     back = m.throttles.get(GSI_BACK_PRESSURE, 0)
     if back:
-        summary += f"; {num(back)} writes were refused because a GSI could not absorb them (see the index's verdict)"
+        summary += f"; {back:,} writes were refused because a GSI could not absorb them (see the index's verdict)"
     near = _near(f, m)
     key = near[1] if near is not None else None
     return Verdict(FINE, f.table, f.index, f.direction, summary + ".", [], key.key if key else None,

@@ -68,6 +68,9 @@ class MeterFigures:
     # cause -> events since start for the whole meter (some, like GSI back-pressure, belong to no
     # partition); None: the sum of the partitions'
     throttles: dict[str, int] | None = None
+    # whether throttle events were refused (enforced): refused requests add to the demand; would-be
+    # throttles (--throttling report) were admitted and are already in the units
+    refused: bool = True
 
     @property
     def unit(self) -> str:

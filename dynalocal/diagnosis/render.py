@@ -37,9 +37,11 @@ def _meter(m: MeterReport) -> list[str]:
     limit = f"limit {num(m.limit)} {u}/s" if m.limit is not None else "no table limit"
     lines = [f"  {what} {m.direction}s: {num(m.units)} {u} since start; {num(m.rate)} {u}/s average, "
              f"peak {num(m.peak)} in one second (last {num(m.window)} s); {limit}; {len(m.partitions)} partitions"]
+    if m.demand > m.rate * 1.001:
+        lines[0] += f"; asked for {num(m.demand)} {u}/s with the refused requests"
     if m.throttles:
-        causes = ", ".join(f"{cause}: {n}" for cause, n in sorted(m.throttles.items(), key=lambda c: -c[1]))
-        lines.append(f"    throttled {sum(m.throttles.values())} ({causes})")
+        causes = ", ".join(f"{cause}: {n:,}" for cause, n in sorted(m.throttles.items(), key=lambda c: -c[1]))
+        lines.append(f"    throttled {sum(m.throttles.values()):,} ({causes})")
     if m.projection is not None:
         pr = m.projection
         burst = (f"burst lasts ~{num(pr.burst_left_seconds)} s more, then " if pr.burst_left_seconds is not None
@@ -52,7 +54,7 @@ def _meter(m: MeterReport) -> list[str]:
         sustains = min(p.ceiling, p.share_limit) if m.model == "classic" and p.share_limit else p.ceiling
         keys = ", ".join(f"{k.key!r} {num(k.units)} ({percent(k.partition_share)})" for k in p.top_keys[:3]) or "-"
         lines.append(f"    {p.number:>9} {num(p.units):>10} {percent(p.share):>6} {num(p.rate):>7} {num(p.peak):>7} "
-                     f"{num(sustains):>8} {sum(p.throttles.values()):>9}  {keys}")
+                     f"{num(sustains):>8} {sum(p.throttles.values()):>9,}  {keys}")
     return lines
 
 

@@ -61,7 +61,9 @@ def test_table_under_provisioned_with_even_partitions_and_projection():
     assert v.kind == UNDER_PROVISIONED
     assert v.projection.scope == "table" and v.projection.burst_left_seconds == 20.0
     assert round(v.projection.throttled_share, 2) == 0.2  # 60 of 300 WCU/s
-    assert "(25% short)" in v.summary and "the key design is not the cause" in v.summary
+    assert "ran at 300 WCU/s of writes against 240 WCU/s provisioned" in v.summary
+    assert "burst capacity lasts about 20 s more at this rate, then 20% of writes would be throttled" in v.summary
+    assert "the key design is not the cause" in v.summary
     assert any("Raise WriteCapacityUnits to at least 300" in a for a in v.advice)
 
 
