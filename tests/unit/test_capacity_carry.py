@@ -2,11 +2,18 @@
 totals equal to what was admitted, per second too, and no key's share of its partition above 100 %."""
 from __future__ import annotations
 
+import orjson
 import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import FakeClock, capacity_args
 from dynalocal.capacity.meter import RING, Meter
+from dynalocal.config import Settings
+from dynalocal.diagnosis.collect import collect
+from dynalocal.diagnosis.engine import diagnose
+from dynalocal.engine.context import Context
+from dynalocal.engine.dispatch import dispatch
 
 
 def _pk(i: int) -> bytes:
@@ -72,3 +79,42 @@ def test_random_traffic_with_random_splits_keeps_totals_and_shares(steps) -> Non
         owner = m.parts[_owner(len(m.parts))(pk)]
         assert owner.keys[pk][0] == pytest.approx(counts[0])
         assert owner.keys[pk][1] == pytest.approx(counts[1])
+
+
+def test_a_heat_split_keeps_the_report_equal_to_what_clients_were_charged() -> None:
+    """900 WCU/s over 50 keys of one partition (90 % of its ceiling) until it splits, then 10 s more:
+    the report's totals equal the sum of the ConsumedCapacity the client received, the partitions
+    add up to the table, and the key shares of a partition stay within 100 %."""
+    clock = FakeClock()
+    ctx = Context(settings=Settings(), clock=clock)
+
+    def call(op: str, body: dict) -> dict:
+        ctx.capacity.settle()
+        status, out = dispatch(ctx, "DynamoDB_20120810." + op, orjson.dumps(body))
+        assert status == 200, out
+        return orjson.loads(out)
+
+    call("CreateTable", {"TableName": "split", "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"}],
+                         "AttributeDefinitions": [{"AttributeName": "p", "AttributeType": "S"}],
+                         **capacity_args((10, 1500), 2)})
+    t = ctx.db.tables["split"].table
+    keys = [k for k in (f"k{i}" for i in range(400)) if t.partition_index(t.schema.partition_prefix(k)) == 0][:50]
+    charged, seconds, after = 0.0, 0, 0
+    while after < 10:
+        for step in range(100):
+            clock.now += 0.01
+            item = {"p": {"S": keys[step % 50]}, "v": {"S": "x" * (9 * 1024 - 64)}}
+            out = call("PutItem", {"TableName": "split", "Item": item, "ReturnConsumedCapacity": "TOTAL"})
+            charged += out["ConsumedCapacity"]["CapacityUnits"]
+        seconds += 1
+        after += len(t.partitions) > 2
+        assert seconds < 60
+    assert len(t.partitions) == 4
+    [report] = diagnose(collect(ctx, "split"))
+    writes = next(m for m in report.meters if m.direction == "write" and m.index is None)
+    assert abs(writes.units - charged) <= 0.01 * charged
+    assert abs(sum(p.units for p in writes.partitions) - charged) <= 0.01 * charged
+    assert sum(p.share for p in writes.partitions) == pytest.approx(1.0)
+    for p in writes.partitions:
+        assert sum(k.partition_share for k in p.top_keys) <= 1.0 + 1e-9
+    assert writes.rate == pytest.approx(900.0, rel=0.05)  # the per-second records survived the split
