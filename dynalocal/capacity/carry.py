@@ -4,7 +4,7 @@ When a meter's partitions are replaced, each old partition's records (totals, pe
 burst units, throttle counts, folded keys) go to the new partitions in proportion to where its
 keys went: the per-key counts move exactly (each key to the partition that now owns it), and
 the rest follows them, so a partition's totals always include its keys' counts (no share above
-100 %) and the partitions' totals add up to what the meter admitted (docs/behaviour/capacity.md §4).
+100 %) and the partitions' totals add up to what the meter admitted (docs/behaviour/capacity.md §5).
 """
 from __future__ import annotations
 
