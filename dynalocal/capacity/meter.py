@@ -47,6 +47,7 @@ import math
 from collections.abc import Callable, Iterable
 
 from dynalocal.capacity.bucket import Bucket
+from dynalocal.capacity.carry import carry_over
 
 CEILING = (3000.0, 1000.0)  # what one partition sustains per second: (read, write)
 NEW_ON_DEMAND = (12000.0, 4000.0)  # warm throughput of a new on-demand table or GSI
@@ -172,7 +173,6 @@ class Meter:
         self.table_cause = [TABLE_RATE, TABLE_RATE]
         self.maximum: list[Bucket | None] = [None, None]
         self.rate: tuple[float, float] | None = provisioned  # for units admitted thanks to burst
-        self.retired = ([0.0, 0.0], [0, 0])  # units and requests of partition meters replaced by a resize
         self.burst = [0.0, 0.0]  # provisioned: units beyond the rate within a second, before `sec`
         self.ring = ([0.0] * RING, [0.0] * RING)
         self.sec = int(now)
@@ -244,21 +244,22 @@ class Meter:
 
     def resize(self, partitions: int, now: float, keys_to: Callable[[bytes], int] | None = None) -> None:
         """New partition meters (a changed layout): ceiling balances and classic shares carry over
-        proportionally, per-key counts move to the partition that now owns the key (`keys_to`
-        maps a key prefix to its partition index); per-partition per-second records restart."""
+        proportionally; records carry over to the partitions that now own the keys (`keys_to` maps a
+        key prefix to its partition index; see capacity.carry), so totals and shares survive splits."""
         self.flush()  # the log's partition numbers are the old layout's
         old = self.parts
         share = None
         if self.classic and self.provisioned is not None:  # classic implies provisioned
             share = (self.provisioned[0] / partitions, self.provisioned[1] / partitions)
         self.parts = [PartMeter(self.partition_burst, share, self.burst_seconds, now) for _ in range(partitions)]
-        for part in old:
-            for d in (READ, WRITE):
-                self.retired[0][d] += part.units[d]
-                self.retired[1][d] += part.requests[d]
         if not old:
             self._gate()
             return
+        sec = max(int(now), max(p.sec for p in old))
+        for part in [*old, *self.parts]:
+            if part.sec != sec:
+                part.roll(sec)  # old and new rings stand at the same second
+        carry_over(old, self.parts, keys_to, KEY_LIMIT)
         for d in (READ, WRITE):
             fraction = _fill(b.cap[d] for b in old)
             for part in self.parts:
@@ -269,12 +270,6 @@ class Meter:
                 for part in self.parts:
                     if part.share is not None:  # all of them: share is not None
                         part.share[d].tokens = part.share[d].capacity * fraction
-        if keys_to is not None:
-            for part in old:
-                for pk, counts in part.keys.items():
-                    target = self.parts[keys_to(pk)]
-                    if len(target.keys) < KEY_LIMIT:
-                        target.keys[pk] = counts
         self._gate()
 
     # -- the hot path -------------------------------------------------------------------------
@@ -360,7 +355,7 @@ class Meter:
         """(units, requests, burst units) per direction since the meter was created; burst units
         are those beyond the provisioned rate within a second (0 on demand)."""
         self.flush()
-        units, requests = list(self.retired[0]), list(self.retired[1])
+        units, requests = [0.0, 0.0], [0, 0]
         for part in self.parts:
             for d in (READ, WRITE):
                 units[d] += part.units[d]

@@ -50,8 +50,9 @@ Per-key counts are exact: every charge with a known partition key (all item read
 writes, Query; not Scan pages, which are spread over partitions) adds its units and one
 request. Memory is bounded: a partition counts at most 1 000 keys; when a new key arrives
 beyond that, the coldest half (by units) is folded into `other_keys` (`keys_folded` counts
-them), so a folded key that comes back restarts from zero. Keys move with their partition
-on re-partitioning; per-partition per-second lists restart then (`since`), the meter's do not.
+them), so a folded key that comes back restarts from zero. On re-partitioning (splits, growth)
+each partition's records carry over to the partitions that now own its keys (capacity.carry):
+the partitions' totals add up to the meter's, and a key's units never exceed its partition's.
 Records are kept in every throttling mode, `off` included (only refusals differ).
 """
 from __future__ import annotations

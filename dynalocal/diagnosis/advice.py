@@ -3,14 +3,19 @@
 adaptive capacity)."""
 from __future__ import annotations
 
+import math
+
 from dynalocal.diagnosis.figures import ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, READ, TABLE_QUOTA, MeterFigures
+from dynalocal.diagnosis.words import num
 
 # Verdict kinds (engine re-exports them).
 HOT_KEY, HOT_GSI_KEY, UNDER_PROVISIONED = "hot key", "hot GSI key", "table under-provisioned"
 
 
-def advice_for(kind: str, f: MeterFigures, key: str | None, needed: float | None = None) -> list[str]:
-    """Plain-language changes that would fix a verdict of `kind` on the meter `f`."""
+def advice_for(kind: str, f: MeterFigures, key: str | None, needed: float | None = None,
+               even: bool = True) -> list[str]:
+    """Plain-language changes that would fix a verdict of `kind` on the meter `f` (`even`: no
+    partition came near its ceiling with one key, so the key design is not in question)."""
     shown = repr(key) if key is not None else "the hot key"
     if kind == HOT_KEY:
         out = [f"Spread the key: write sharding adds a suffix to {shown} (e.g. {_suffixed(key)} for 10 shards, "
@@ -21,12 +26,14 @@ def advice_for(kind: str, f: MeterFigures, key: str | None, needed: float | None
             out.append("For reads, a cache in front of the table (e.g. DAX) absorbs a hot item.")
         if f.model == "classic" and f.limit:
             count = len(f.partitions)
-            out.append(f"More provisioned capacity raises every partition's share ({f.limit / count:g} {f.unit}/s each "
+            each = num(f.limit / count)
+            out.append(f"More provisioned capacity raises every partition's share ({each} {f.unit}/s each "
                        f"now) but pays for {count} partitions to serve one key, and one partition never exceeds "
                        "3,000 RCU / 1,000 WCU per second.")
         else:
+            ceiling = "3,000" if f.direction == READ else "1,000"
             out.append("More provisioned capacity does not help: one partition key value lives on one partition, "
-                       "which sustains at most 3,000 RCU / 1,000 WCU per second.")
+                       f"which sustains at most {ceiling} {f.unit} per second.")
         return out
     if kind == HOT_GSI_KEY:
         return [f"Choose a GSI partition key with more distinct values for index {f.index}, or shard {shown} "
@@ -36,7 +43,7 @@ def advice_for(kind: str, f: MeterFigures, key: str | None, needed: float | None
                 "GSI throttles the table's writes (back-pressure)."]
     if kind == UNDER_PROVISIONED:
         member = "ReadCapacityUnits" if f.direction == READ else "WriteCapacityUnits"
-        target = f" to at least {needed:.0f}" if needed else ""
+        target = f" to at least {math.ceil(needed)}" if needed else ""
         if f.limit_kind == ON_DEMAND_MAXIMUM:
             cap = "MaxReadRequestUnits" if f.direction == READ else "MaxWriteRequestUnits"
             return [f"Raise OnDemandThroughput {cap}{target} (or -1 for no maximum) with UpdateTable."]
@@ -49,8 +56,8 @@ def advice_for(kind: str, f: MeterFigures, key: str | None, needed: float | None
                     "with backoff."]
         where = f" (GlobalSecondaryIndexUpdates for {f.index})" if f.index else ""
         return [f"Raise {member}{target} with UpdateTable{where}, or let auto scaling manage it.",
-                "Or switch the table to on-demand (BillingMode PAY_PER_REQUEST) if the traffic is spiky.",
-                "The key design is fine: partitions are used evenly."]
+                "Or switch the table to on-demand (BillingMode PAY_PER_REQUEST) if the traffic is spiky."] + (
+                ["The key design is not the cause: no partition came near its ceiling with one key."] if even else [])
     return []
 
 

@@ -92,9 +92,12 @@ def _meter(m: dict, direction: str, snap: dict, balance: float | None) -> MeterF
     count = m["partition_count"]
     share = (m["provisioned"][direction] / count) if m["model"] == "classic" and m["provisioned"] else None
     parts = [_partition(p, direction, first, last, m["partition_ceiling"][direction], share) for p in m["partitions"]]
+    for p in parts:
+        p.burst_seconds = max(float(snap.get("settings", {}).get("partition_burst_seconds", 5.0)), 1.0)
     throttles = {CAUSE_NAMES.get(c, c): n for c, n in m["throttles"][direction].items() if n}
+    refused = snap.get("settings", {}).get("throttling", "enforce") not in ("report", "off")
     return MeterFigures(m["table"], m["index"], direction, m["billing_mode"], m["model"], limit, kind, balance,
-                        window, max(0.0, snap["now"] - m["since"]), parts, throttles)
+                        window, max(0.0, snap["now"] - m["since"]), parts, throttles, refused)
 
 
 def _limit(m: dict, direction: str) -> tuple[float | None, str]:

@@ -20,9 +20,13 @@ from dynalocal.diagnosis.figures import (
     MeterFigures,
     PartitionFigures,
 )
+from dynalocal.diagnosis.words import num, percent
 
 FINE = "fine"
 TOP_KEYS = 5
+ONE_KEY = 0.5  # a key carrying this share of a partition's units is the partition's cause
+NEAR = 0.8  # a partition whose peak reached this share of what it sustains came near its ceiling
+CAPACITY_CAUSES = (TABLE_RATE, ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, TABLE_QUOTA)  # capacity-setting throttles
 SKEWED = 1.5  # a partition with more than 1.5x its even share of the traffic is skewed (classic model)
 
 
@@ -44,6 +48,7 @@ class KeyShare:
     units: float
     requests: int
     share: float  # of the meter's units since start
+    partition_share: float = 0.0  # of its partition's units since start
 
 
 @dataclass
@@ -62,6 +67,7 @@ class PartitionReport:
     series: list[tuple[float, int]]
     items: int
     size_bytes: int
+    burst_seconds: float = 5.0  # seconds of its ceiling a partition holds as burst
 
 
 @dataclass
@@ -74,7 +80,7 @@ class Verdict:
     advice: list[str]
     key: str | None = None
     partition: int | None = None
-    share: float | None = None  # the key's share of the meter's units
+    share: float | None = None  # the named key's share of its partition's units since start
     needed: float | None = None  # under-provisioned: units/s the traffic asked for
     projection: Projection | None = None
 
@@ -151,6 +157,8 @@ def diagnose_meter(f: MeterFigures) -> MeterReport:
     window = max(f.window, 1e-9)
     requests = sum(k.requests for p in f.partitions for k in p.keys)
     per_request = total / requests if requests else 1.0  # mean units of a request, to price refused ones
+    if not f.refused:
+        per_request = 0.0  # would-be throttles were admitted: already in the units
     parts = [_partition(p, total, window, per_request) for p in f.partitions]
     keys = sorted((k for p in parts for k in p.top_keys), key=lambda k: -k.units)[:TOP_KEYS]
     throttles: dict[str, int] = dict(f.throttles) if f.throttles is not None else {}
@@ -170,13 +178,14 @@ def diagnose_meter(f: MeterFigures) -> MeterReport:
 
 
 def _partition(p: PartitionFigures, total: float, window: float, per_request: float) -> PartitionReport:
-    keys = [KeyShare(k.key, p.number, k.units, k.requests, k.units / total if total else 0.0)
+    keys = [KeyShare(k.key, p.number, k.units, k.requests, k.units / total if total else 0.0,
+                     k.units / p.units if p.units else 0.0)
             for k in sorted(p.keys, key=lambda k: -k.units)[:TOP_KEYS]]
     refused = sum(n for _, n in p.series)
     rate = p.window_units / window
     return PartitionReport(p.number, rate, rate + refused * per_request / window, p.peak, p.ceiling, p.share,
                            p.units / total if total else 0.0, p.units, dict(p.throttles), p.burst_units, keys,
-                           list(p.series), p.items, p.size_bytes)
+                           list(p.series), p.items, p.size_bytes, p.burst_seconds)
 
 
 def _sustained(f: MeterFigures, p: PartitionReport) -> float:
@@ -184,66 +193,105 @@ def _sustained(f: MeterFigures, p: PartitionReport) -> float:
     return min(p.ceiling, p.share_limit) if f.model == "classic" and p.share_limit is not None else p.ceiling
 
 
+def _dominant(p: PartitionReport) -> KeyShare | None:
+    """The key that carried at least half of partition `p`'s units, if one did."""
+    key = p.top_keys[0] if p.top_keys else None
+    return key if key is not None and key.partition_share >= ONE_KEY else None
+
+
 def _projection(f: MeterFigures, m: MeterReport) -> Projection | None:
-    """The worst overload over the window (table or one partition), projected to steady state."""
+    """The worst overload over the window (the table, or a partition one key dominates: a partition
+    whose traffic is spread over keys splits), projected to steady state."""
     worst: Projection | None = None
     if f.limit is not None and m.demand > f.limit:
         left = f.burst_balance / (m.demand - f.limit) if f.burst_balance else None
         worst = Projection("table", m.demand, f.limit, left, (m.demand - f.limit) / m.demand)
     for p in m.partitions:
         sustained = _sustained(f, p)
-        if p.demand > sustained and m.demand > 0:
+        if p.demand > sustained and m.demand > 0 and (f.model == "classic" or _dominant(p) is not None):
             share = (p.demand - sustained) / m.demand
             if worst is None or share > worst.throttled_share:
                 worst = Projection(f"partition {p.number}", p.demand, sustained, None, share)
     return worst
 
 
+def _skewed(m: MeterReport, p: PartitionReport) -> bool:
+    count = len(m.partitions)
+    return count > 1 and p.share > SKEWED / count
+
+
+def _reached(f: MeterFigures, m: MeterReport, p: PartitionReport) -> bool:
+    """Whether partition `p` reached what it sustains: throttled there (refused or would-be), or its
+    units beyond it within the window spent its burst. Classic shares count on a skewed partition."""
+    if p.throttles.get(PARTITION_CEILING) or (p.throttles.get(PARTITION_SHARE) and _skewed(m, p)):
+        return True
+    sustained = _sustained(f, p)
+    if sustained < p.ceiling and not _skewed(m, p):
+        sustained = p.ceiling  # an even classic share spent is under-provisioning, not key design
+    beyond = sum(max(0.0, units - sustained) for units, _ in p.series)
+    return beyond > 0 and beyond >= sustained * p.burst_seconds
+
+
+def _causes(m: MeterReport) -> tuple[int, int]:
+    """(key-design throttles, capacity-setting throttles) of a meter, refused or would-be."""
+    design = sum(p.throttles.get(PARTITION_CEILING, 0) for p in m.partitions)
+    capacity = sum(m.throttles.get(c, 0) for c in CAPACITY_CAUSES)
+    for p in m.partitions:
+        shared = p.throttles.get(PARTITION_SHARE, 0)
+        if _skewed(m, p):
+            design += shared
+        else:
+            capacity += shared
+    return design, capacity
+
+
 def _verdict(f: MeterFigures, m: MeterReport) -> Verdict:
+    """Hot key when a partition reached its ceiling and one key carried half its units (and key-design
+    throttles are not outnumbered); under-provisioned when capacity-setting throttles dominate (or the
+    table runs above its provisioned rate or on-demand maximum on burst); fine otherwise."""
     hot = _hot_partition(f, m)
+    design, capacity = _causes(m)
+    if hot is not None and design >= capacity:
+        return _hot_verdict(f, m, hot)
+    # above the table's limit on burst: a provisioned rate or on-demand maximum will throttle once
+    # burst is spent; an on-demand table's scaled capacity grows with the traffic instead
+    over_table = (m.projection is not None and m.projection.scope == "table"
+                  and f.limit_kind != ON_DEMAND_SCALING)
+    if (capacity > design or over_table) and f.limit is not None:
+        return _under_provisioned(f, m, hot)
     if hot is not None:
         return _hot_verdict(f, m, hot)
-    table_causes = (TABLE_RATE, ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, TABLE_QUOTA, PARTITION_SHARE)
-    over = any(m.throttles.get(c) for c in table_causes) or (m.projection is not None
-                                                              and m.projection.scope == "table")
-    if over and f.limit is not None:
-        return _under_provisioned(f, m)
-    return _fine(f, m)
+    return _fine(f, m, design)
 
 
 def _hot_partition(f: MeterFigures, m: MeterReport) -> PartitionReport | None:
-    """The partition whose key design is the problem: over its ceiling, or (classic) a skewed share."""
-    count = len(m.partitions)
-    candidates = []
-    for p in m.partitions:
-        ceiling_hit = p.throttles.get(PARTITION_CEILING, 0) or p.demand > p.ceiling
-        skewed = count > 1 and p.share > SKEWED / count
-        share_hit = (p.throttles.get(PARTITION_SHARE, 0) or p.demand > _sustained(f, p)) and skewed
-        if ceiling_hit or share_hit:
-            candidates.append(p)
-    return max(candidates, key=lambda p: (sum(p.throttles.values()), p.share), default=None)
+    """The partition whose key design is the problem: it reached its ceiling (or, classic, a skewed
+    share) and one key carried at least half of its units."""
+    candidates = [p for p in m.partitions if _dominant(p) is not None and _reached(f, m, p)]
+    return max(candidates, key=lambda p: (sum(p.throttles.values()), p.units), default=None)
+
+
+def _where(f: MeterFigures) -> str:
+    return f"index {f.index} of table {f.table}" if f.index else f"table {f.table}"
 
 
 def _hot_verdict(f: MeterFigures, m: MeterReport, p: PartitionReport) -> Verdict:
-    key = p.top_keys[0] if p.top_keys else None
+    key = _dominant(p)
+    assert key is not None  # a hot partition has a dominant key
     kind = HOT_GSI_KEY if f.index else HOT_KEY
-    where = f"index {f.index} of table {f.table}" if f.index else f"table {f.table}"
-    projection = m.projection if m.projection is not None and m.projection.scope != "table" else None
-    if key is not None:
-        summary = (f"{kind} on {where}: key {key.key!r} took {percent(key.share)} of {f.direction}s "
-                   f"({key.units:g} {m.unit} in {key.requests} requests), all on partition {p.number}")
-    else:
-        summary = f"{kind} on {where}: partition {p.number} took {p.share:.0%} of {f.direction}s"
+    u = m.unit
     limit = _sustained(f, p)
-    summary += f", which sustains {limit:g} {m.unit}/s"
+    summary = (f"{kind} on {_where(f)}: key {key.key!r} carried {percent(key.partition_share)} of partition "
+               f"{p.number}'s {f.direction}s ({num(key.units)} of {num(p.units)} {u} since start); the partition "
+               f"ran at {num(p.rate)} {u}/s (peak {num(p.peak)} in one second) and sustains {num(limit)} {u}/s")
     thrown = sum(p.throttles.values())
     if thrown:
-        summary += f"; {thrown} {f.direction}s throttled there"
+        summary += f"; {thrown:,} {f.direction}s throttled there"
+    projection = m.projection if m.projection is not None and m.projection.scope == f"partition {p.number}" else None
     if projection is not None:
-        summary += f"; {_steady(f)} {projection.throttled_share:.0%} of {f.direction}s would be throttled"
-    hot_key = key.key if key else None
-    return Verdict(kind, f.table, f.index, f.direction, summary + ".", advice_for(kind, f, hot_key),
-                   hot_key, p.number, key.share if key else p.share, None, projection)
+        summary += f"; {_steady(f)} {percent(projection.throttled_share)} of {f.direction}s would be throttled"
+    return Verdict(kind, f.table, f.index, f.direction, summary + ".", advice_for(kind, f, key.key),
+                   key.key, p.number, key.partition_share, None, projection)
 
 
 def _steady(f: MeterFigures) -> str:
@@ -251,27 +299,46 @@ def _steady(f: MeterFigures) -> str:
     return "in production" if f.model == "adaptive" else "under the classic model, once burst is spent,"
 
 
-def _under_provisioned(f: MeterFigures, m: MeterReport) -> Verdict:
+def _near(f: MeterFigures, m: MeterReport) -> tuple[PartitionReport, KeyShare] | None:
+    """A partition that came near what it sustains (its peak at NEAR of it) with one key carrying half its units."""
+    near = [(p, k) for p in m.partitions if (k := _dominant(p)) is not None and p.peak >= NEAR * _sustained(f, p)]
+    return max(near, key=lambda pk: pk[0].peak, default=None)
+
+
+def _key_note(f: MeterFigures, m: MeterReport) -> str:
+    """A clause naming a key that carried half of a partition which came near its ceiling, or ''."""
+    near = _near(f, m)
+    if near is None:
+        return ""
+    p, key = near
+    return (f"; key {key.key!r} carried {percent(key.partition_share)} of partition {p.number}, which peaked at "
+            f"{num(p.peak)} of the {num(_sustained(f, p))} {m.unit}/s it sustains, so this key tops out there "
+            "whatever is provisioned")
+
+
+def _under_provisioned(f: MeterFigures, m: MeterReport, hot: PartitionReport | None) -> Verdict:
     limit = f.limit or 0.0
     needed = m.demand
-    what = f"index {f.index} of table {f.table}" if f.index else f"table {f.table}"
-    summary = f"{UNDER_PROVISIONED}: {what} took {m.rate:g} {m.unit}/s of {f.direction}s"
+    u = m.unit
+    summary = f"{UNDER_PROVISIONED}: {_where(f)} ran at {num(m.rate)} {u}/s of {f.direction}s"
     if needed > m.rate * 1.001:
-        summary += f" and was asked for about {needed:.0f}"
-    summary += f" against {limit:g} {m.unit}/s {_limit_name(f)}"
-    if limit and needed > limit:
-        summary += f" ({needed / limit - 1:.0%} short)"
-    thrown = sum(m.throttles.values())
-    if thrown:
-        summary += f"; {thrown} {f.direction}s throttled"
+        summary += f" and was asked for about {num(needed)}"
+    summary += f" against {num(limit)} {u}/s {_limit_name(f)}"
+    _, capacity = _causes(m)
+    if capacity:
+        summary += f"; {capacity:,} {f.direction}s throttled by that setting"
     projection = m.projection if m.projection is not None and m.projection.scope == "table" else None
     if projection is not None:
         if projection.burst_left_seconds is not None:
-            summary += f"; burst capacity lasts about {projection.burst_left_seconds:.0f} s more at this rate"
-        summary += f", then {projection.throttled_share:.0%} of {f.direction}s would be throttled"
-    summary += "; partitions are evenly used, so this is not a hot key"
+            summary += f"; burst capacity lasts about {num(projection.burst_left_seconds)} s more at this rate, then"
+        else:
+            summary += "; once burst is spent,"
+        summary += f" {percent(projection.throttled_share)} of {f.direction}s would be throttled"
+    note = _key_note(f, m)
+    summary += note or "; no partition came near its ceiling with one key, so the key design is not the cause"
     return Verdict(UNDER_PROVISIONED, f.table, f.index, f.direction, summary + ".",
-                   advice_for(UNDER_PROVISIONED, f, None, needed), None, None, None, needed, projection)
+                   advice_for(UNDER_PROVISIONED, f, None, needed, even=not note), None, None, None, needed,
+                   projection)
 
 
 def _limit_name(f: MeterFigures) -> str:
@@ -279,33 +346,27 @@ def _limit_name(f: MeterFigures) -> str:
             ON_DEMAND_SCALING: "on-demand capacity scaled so far"}.get(f.limit_kind, "limit")
 
 
-def _fine(f: MeterFigures, m: MeterReport) -> Verdict:
-    what = f"index {f.index} of table {f.table}" if f.index else f"table {f.table}"
+def _fine(f: MeterFigures, m: MeterReport, design: int) -> Verdict:
+    what = _where(f)
     if not m.units:
         return Verdict(FINE, f.table, f.index, f.direction, f"fine: no {f.direction}s on {what}.", [])
-    summary = f"fine: {what} peaked at {m.peak:g} {m.unit}/s of {f.direction}s with no throttling"
-    if f.limit is not None:
-        summary += f" ({m.peak / f.limit:.0%} of {f.limit:g} {_limit_name(f)})" if f.limit else ""
-    key = m.top_keys[0] if m.top_keys else None
-    if key is not None and len(m.partitions) > 1 and key.share >= 0.5:
-        ceiling = m.partitions[key.partition].ceiling
-        summary += (f"; but key {key.key!r} takes {key.share:.0%} of them, so this design tops out near "
-                    f"{ceiling / key.share:.0f} {m.unit}/s (one partition sustains {ceiling:g}) "
-                    "whatever is provisioned")
-    if m.projection is not None:
-        p = m.projection
-        summary += (f"; at this rate {p.scope} (asked for {p.rate:.0f} {m.unit}/s, sustains {p.sustained:g}) "
-                    f"would throttle {p.throttled_share:.0%} of {f.direction}s once its burst is spent")
+    u = m.unit
+    summary = f"fine: {what} peaked at {num(m.peak)} {u}/s of {f.direction}s"
+    if f.limit:
+        summary += f" ({percent(m.peak / f.limit)} of {num(f.limit)} {_limit_name(f)})"
+    if design:
+        summary += (f"; {design:,} {f.direction}s met a partition ceiling, but no key carried half of a "
+                    "partition's units: partitions split for sustained traffic, as DynamoDB's do")
+    elif not sum(m.throttles.values()):
+        summary += " with no throttling"
+    summary += _key_note(f, m)
     back = m.throttles.get(GSI_BACK_PRESSURE, 0)
     if back:
-        summary += f"; {back} writes were refused because a GSI could not absorb them (see the index's verdict)"
+        summary += f"; {back:,} writes were refused because a GSI could not absorb them (see the index's verdict)"
+    near = _near(f, m)
+    key = near[1] if near is not None else None
     return Verdict(FINE, f.table, f.index, f.direction, summary + ".", [], key.key if key else None,
-                   key.partition if key else None, key.share if key else None, None, m.projection)
-
-
-def percent(x: float) -> str:
-    """A share as a percentage, with a decimal below 10% so small shares do not read as 0%."""
-    return f"{x:.0%}" if x >= 0.1 or x == 0 else f"{x:.1%}"
+                   key.partition if key else None, key.partition_share if key else None, None, None)
 
 
 def as_json(tables: list[TableReport]) -> list[dict]:

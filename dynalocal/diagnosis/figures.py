@@ -47,6 +47,7 @@ class PartitionFigures:
     series: list[tuple[float, int]] = field(default_factory=list)
     items: int = 0
     size_bytes: int = 0
+    burst_seconds: float = 5.0  # seconds of its ceiling the partition holds as burst (--partition-burst-seconds)
 
 
 @dataclass
@@ -67,6 +68,9 @@ class MeterFigures:
     # cause -> events since start for the whole meter (some, like GSI back-pressure, belong to no
     # partition); None: the sum of the partitions'
     throttles: dict[str, int] | None = None
+    # whether throttle events were refused (enforced): refused requests add to the demand; would-be
+    # throttles (--throttling report) were admitted and are already in the units
+    refused: bool = True
 
     @property
     def unit(self) -> str:

@@ -3,7 +3,8 @@ from __future__ import annotations
 
 import textwrap
 
-from dynalocal.diagnosis.engine import FINE, MeterReport, TableReport, percent
+from dynalocal.diagnosis.engine import FINE, MeterReport, TableReport
+from dynalocal.diagnosis.words import num, percent
 
 WIDTH = 100
 
@@ -32,25 +33,28 @@ def render_table(t: TableReport) -> str:
 
 def _meter(m: MeterReport) -> list[str]:
     what = f"index {m.index}" if m.index else "table"
-    limit = f"limit {m.limit:g} {m.unit}/s" if m.limit is not None else "no table limit"
-    lines = [f"  {what} {m.direction}s: {m.units:g} {m.unit} since start; {m.rate:.1f} {m.unit}/s average, "
-             f"peak {m.peak:g} in one second (last {m.window:g} s); {limit}; {len(m.partitions)} partitions"]
+    u = m.unit
+    limit = f"limit {num(m.limit)} {u}/s" if m.limit is not None else "no table limit"
+    lines = [f"  {what} {m.direction}s: {num(m.units)} {u} since start; {num(m.rate)} {u}/s average, "
+             f"peak {num(m.peak)} in one second (last {num(m.window)} s); {limit}; {len(m.partitions)} partitions"]
+    if m.demand > m.rate * 1.001:
+        lines[0] += f"; asked for {num(m.demand)} {u}/s with the refused requests"
     if m.throttles:
-        causes = ", ".join(f"{cause}: {n}" for cause, n in sorted(m.throttles.items(), key=lambda c: -c[1]))
-        lines.append(f"    throttled {sum(m.throttles.values())} ({causes})")
+        causes = ", ".join(f"{cause}: {n:,}" for cause, n in sorted(m.throttles.items(), key=lambda c: -c[1]))
+        lines.append(f"    throttled {sum(m.throttles.values()):,} ({causes})")
     if m.projection is not None:
         pr = m.projection
-        burst = (f"burst lasts ~{pr.burst_left_seconds:.0f} s more, then " if pr.burst_left_seconds is not None
+        burst = (f"burst lasts ~{num(pr.burst_left_seconds)} s more, then " if pr.burst_left_seconds is not None
                  else "once burst is spent, ")
-        lines.append(f"    projection: {pr.scope} runs at {pr.rate:.1f} {m.unit}/s, sustains {pr.sustained:g}; "
-                     f"{burst}{pr.throttled_share:.0%} of {m.direction}s throttled")
-    lines.append(f"    {'partition':>9} {'avg/s':>8} {'peak/s':>7} {'share':>6} {'sustains':>8} "
-                 f"{'throttled':>9}  top keys")
+        lines.append(f"    projection: {pr.scope} runs at {num(pr.rate)} {u}/s, sustains {num(pr.sustained)}; "
+                     f"{burst}{percent(pr.throttled_share)} of {m.direction}s throttled")
+    lines.append(f"    {'partition':>9} {u + ' total':>10} {'share':>6} {'avg/s':>7} {'peak/s':>7} {'sustains':>8} "
+                 f"{'throttled':>9}  top keys (share of the partition)")
     for p in m.partitions:
         sustains = min(p.ceiling, p.share_limit) if m.model == "classic" and p.share_limit else p.ceiling
-        keys = ", ".join(f"{k.key!r} {percent(k.share)}" for k in p.top_keys[:3]) or "-"
-        lines.append(f"    {p.number:>9} {p.rate:>8.1f} {p.peak:>7g} {p.share:>6.0%} {sustains:>8g} "
-                     f"{sum(p.throttles.values()):>9}  {keys}")
+        keys = ", ".join(f"{k.key!r} {num(k.units)} ({percent(k.partition_share)})" for k in p.top_keys[:3]) or "-"
+        lines.append(f"    {p.number:>9} {num(p.units):>10} {percent(p.share):>6} {num(p.rate):>7} {num(p.peak):>7} "
+                     f"{num(sustains):>8} {sum(p.throttles.values()):>9,}  {keys}")
     return lines
 
 

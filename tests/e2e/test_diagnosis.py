@@ -42,7 +42,7 @@ def test_hot_key_verdict_names_the_key_and_its_partition(live):
     assert refused > 0
     v = verdict(live, "orders-by-date")
     assert v["kind"] == "hot key" and v["key"] == "2024-11-23" and v["share"] == 1.0
-    assert f"all on partition {v['partition']}" in v["summary"]
+    assert f"carried 100% of partition {v['partition']}'s writes" in v["summary"]
     assert v["projection"]["throttled_share"] > 0.3
     assert any("write sharding" in a for a in v["advice"])
     [report] = get(live, "/_dynalocal/report?table=orders-by-date")["tables"]

@@ -190,5 +190,5 @@ def test_assertion_failure_reads_as_a_verdict(dynalocal):
     # the end-of-session summary: one line per test and table, with the verdict and throttles by cause
     summary = out[out.index("dynalocal capacity"):]
     assert re.search(r"test_hot_key_fails_both_assertions: orders: hot key on table orders: key '2024-11-23' "
-                     r"took 100% of writes.*\[partition share \d+\]", summary)
+                     r"carried 100% of partition \d's writes.*\[partition share \d+\]", summary)
     assert re.search(r"test_calm_traffic_passes_both: orders: fine: table orders .*\[no throttles\]", summary)

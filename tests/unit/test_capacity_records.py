@@ -86,7 +86,7 @@ def _state(m: Meter) -> dict:
             "tokens": [b.tokens for b in part.cap] + [b.tokens for b in part.share or ()]})
     return {"totals": totals, "ring": m.ring, "throttle_ring": m.throttle_ring, "sec": m.sec,
             "burst": m.burst, "peak": m.peak, "ceiling": m.ceiling, "splits": m.splits,
-            "split_floor": m.split_floor, "pending": m.pending, "retired": m.retired,
+            "split_floor": m.split_floor, "pending": m.pending,
             "throttles": m.throttles, "parts": parts, "count": len(m.parts),
             "tokens": [b.tokens for b in (*m.table, *m.maximum) if b is not None]}
 
