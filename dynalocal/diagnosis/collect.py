@@ -70,7 +70,8 @@ def figures_from_snapshot(snap: dict, balances: dict | None = None) -> list[Mete
     for name, data in snap["tables"].items():
         for meter in [data["table"], *data["indexes"].values()]:
             for direction in DIRECTIONS:
-                figures = _meter(meter, direction, snap, balances.get((name, meter["index"], direction)))
+                mode = data.get("throttling", snap.get("settings", {}).get("throttling", "enforce"))
+                figures = _meter(meter, direction, snap, balances.get((name, meter["index"], direction)), mode)
                 figures.table = name  # the catalog key: under --isolation, <scope>/<name> tells tables apart
                 out.append(figures)
     return out
@@ -85,7 +86,7 @@ def _window(meter: dict, direction: str) -> tuple[int, int]:
     return (active[0], active[-1]) if active else (n, n - 1)
 
 
-def _meter(m: dict, direction: str, snap: dict, balance: float | None) -> MeterFigures:
+def _meter(m: dict, direction: str, snap: dict, balance: float | None, mode: str) -> MeterFigures:
     first, last = _window(m, direction)
     window = float(last - first + 1) if last >= first else 0.0
     limit, kind = _limit(m, direction)
@@ -95,7 +96,12 @@ def _meter(m: dict, direction: str, snap: dict, balance: float | None) -> MeterF
     for p in parts:
         p.burst_seconds = max(float(snap.get("settings", {}).get("partition_burst_seconds", 5.0)), 1.0)
     throttles = {CAUSE_NAMES.get(c, c): n for c, n in m["throttles"][direction].items() if n}
-    refused = snap.get("settings", {}).get("throttling", "enforce") not in ("report", "off")
+    # Whether the recorded throttles were refused (they add to the demand) or admitted as would-be ones
+    # (already in the units). Under `keys` capacity-setting throttles are admitted and key-design ones
+    # refused; the per-second record does not tell them apart, so a meter with any would-be throttle
+    # counts as admitted (a refused key-range throttle there is then left out of the demand).
+    would_be = sum(m.get("would_be", {}).get(direction, {}).values())
+    refused = mode == "enforce" or (mode == "keys" and not would_be)
     return MeterFigures(m["table"], m["index"], direction, m["billing_mode"], m["model"], limit, kind, balance,
                         window, max(0.0, snap["now"] - m["since"]), parts, throttles, refused)
 
