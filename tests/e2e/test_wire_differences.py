@@ -50,3 +50,24 @@ def test_accept_encoding_lines_join_and_the_clients_order_decides(server, make_t
     assert coding == "deflate"
     coding, payload = _get(server, body, "br", "identity")
     assert coding is None and len(payload) > 5000
+
+
+# --- 2. attribute_type with a value first -------------------------------------------------------
+
+def test_attribute_type_takes_any_operand_first(ddb, make_table):
+    table = make_table([("id", "HASH")], [("id", "S")])
+    item = {"id": {"S": "a"}, "x": {"S": "s"}}
+    ddb.put_item(TableName=table, Item=item, ConditionExpression="attribute_type(:v, :t)",
+                 ExpressionAttributeValues={":v": {"S": "x"}, ":t": {"S": "S"}})
+    ddb.put_item(TableName=table, Item=item, ConditionExpression="attribute_type(size(x), :t)",
+                 ExpressionAttributeValues={":t": {"S": "N"}})
+    code, _ = error(ddb.put_item, TableName=table, Item=item, ConditionExpression="attribute_type(:v, :t)",
+                    ExpressionAttributeValues={":v": {"N": "1"}, ":t": {"S": "S"}})
+    assert code == "ConditionalCheckFailedException"
+    assert error(ddb.put_item, TableName=table, Item=item, ConditionExpression="attribute_type(x, x)") == (
+        "ValidationException", "Invalid ConditionExpression: The first operand must be distinct from the remaining "
+        "operands for this operator or function; operator: attribute_type, first operand: [x]")
+    assert error(ddb.put_item, TableName=table, Item=item, ConditionExpression="attribute_exists(:v)",
+                 ExpressionAttributeValues={":v": {"S": "x"}}) == (
+        "ValidationException", "Invalid ConditionExpression: Operator or function requires a document path; "
+        "operator or function: attribute_exists")
