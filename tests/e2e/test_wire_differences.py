@@ -71,3 +71,19 @@ def test_attribute_type_takes_any_operand_first(ddb, make_table):
                  ExpressionAttributeValues={":v": {"S": "x"}}) == (
         "ValidationException", "Invalid ConditionExpression: Operator or function requires a document path; "
         "operator or function: attribute_exists")
+
+
+# --- 4. the nesting limit's message -------------------------------------------------------------
+
+def test_nesting_beyond_32_levels_says_nested(ddb, make_table):
+    table = make_table([("id", "HASH")], [("id", "S")])
+
+    def deep(levels: int) -> dict:
+        value: dict = {"S": "leaf"}
+        for _ in range(levels):
+            value = {"M": {"n": value}}
+        return value
+    ddb.put_item(TableName=table, Item={"id": {"S": "ok"}, "data": deep(31)})
+    assert error(ddb.put_item, TableName=table, Item={"id": {"S": "no"}, "data": deep(32)}) == (
+        "ValidationException", "Nesting Levels have exceeded supported limits: Attributes in the item have "
+                               "nested levels beyond supported limit")
