@@ -42,7 +42,9 @@ def check(entry: TableEntry, body: dict, billing: str) -> list[dict]:
     online = 0
     for update in updates:
         actions = [a for a in ("Update", "Create", "Delete") if update.get(a) is not None]
-        if len(actions) != 1:
+        if len(actions) > 1:  # DynamoDB's texts (docs/behaviour/operations.md, UpdateTable)
+            raise invalid("Only one global secondary index action is allowed per GlobalSecondaryIndexUpdate object")
+        if not actions:
             raise invalid("One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, "
                           "GlobalSecondaryIndexUpdate.Delete must not be null")
         action = update[actions[0]]

@@ -87,3 +87,57 @@ def test_nesting_beyond_32_levels_says_nested(ddb, make_table):
     assert error(ddb.put_item, TableName=table, Item={"id": {"S": "no"}, "data": deep(32)}) == (
         "ValidationException", "Nesting Levels have exceeded supported limits: Attributes in the item have "
                                "nested levels beyond supported limit")
+
+
+# --- 5. UpdateTable with nothing to do, malformed GSI updates -----------------------------------
+
+NOTHING = ("At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, GlobalSecondaryIndexUpdates, "
+           "SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, ReplicaTransitRoleArn, MultiRegionConsistency, "
+           "DeletionProtectionEnabled, OnDemandThroughput, WarmThroughput or TableClass is required")
+
+
+def test_update_table_with_nothing_to_do_and_malformed_gsi_updates(ddb, make_table):
+    table = make_table([("id", "HASH")], [("id", "S")])
+    assert error(ddb.update_table, TableName=table) == ("ValidationException", NOTHING)
+    assert error(ddb.update_table, TableName=table, GlobalSecondaryIndexUpdates=[]) == ("ValidationException", NOTHING)
+    assert error(ddb.update_table, TableName=table, GlobalSecondaryIndexUpdates=[
+        {"Delete": {"IndexName": "gsi"}, "Update": {"IndexName": "gsi"}}]) == (
+        "ValidationException", "One or more parameter values were invalid: Only one global secondary index action is "
+                               "allowed per GlobalSecondaryIndexUpdate object")
+    assert error(ddb.update_table, TableName=table, GlobalSecondaryIndexUpdates=[{}]) == (
+        "ValidationException", "One or more parameter values were invalid: One of GlobalSecondaryIndexUpdate.Update, "
+                               "GlobalSecondaryIndexUpdate.Create, GlobalSecondaryIndexUpdate.Delete must not be null")
+
+
+# --- 6. streams: disabling a disabled stream ----------------------------------------------------
+
+def test_disabling_a_stream_that_is_not_enabled(ddb, make_table):
+    table = make_table([("id", "HASH")], [("id", "S")])
+    assert error(ddb.update_table, TableName=table, StreamSpecification={"StreamEnabled": False}) == (
+        "ValidationException", f"Table has no stream to disable: TableName: {table}")
+
+
+# --- 9. unchanged throughput, Limit 0, too many key elements -----------------------------------
+
+def test_unchanged_throughput_limit_zero_and_three_key_elements(server, ddb, make_table):
+    pt = {"ReadCapacityUnits": 5, "WriteCapacityUnits": 5}
+    table = make_table([("id", "HASH")], [("id", "S")], ProvisionedThroughput=pt)
+    same = ("ValidationException", "The provisioned throughput for the table will not change. The requested value "
+            "equals the current value. Current ReadCapacityUnits provisioned for the table: 5. Requested "
+            "ReadCapacityUnits: 5. Current WriteCapacityUnits provisioned for the table: 5. Requested "
+            "WriteCapacityUnits: 5. Refer to the Amazon DynamoDB Developer Guide for current limits and how to "
+            "request higher limits.")
+    assert error(ddb.update_table, TableName=table, ProvisionedThroughput=pt) == same
+    assert error(ddb.update_table, TableName=table, BillingMode="PROVISIONED", ProvisionedThroughput=pt) == same
+    status, _, payload = server.raw("DynamoDB_20120810.Query", {
+        "TableName": table, "KeyConditionExpression": "id = :v", "ExpressionAttributeValues": {":v": {"S": "a"}},
+        "Limit": 0})
+    assert status == 400 and json.loads(payload)["message"] == (
+        "1 validation error detected: Value '0' at 'limit' failed to satisfy constraint: Member must have value "
+        "greater than or equal to 1")
+    keys = [{"AttributeName": n, "KeyType": t} for n, t in (("a", "HASH"), ("b", "RANGE"), ("c", "RANGE"))]
+    assert error(ddb.create_table, TableName="three-keys", KeySchema=keys, BillingMode="PAY_PER_REQUEST",
+                 AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"} for n in "abc"]) == (
+        "ValidationException", "1 validation error detected: Value '[KeySchemaElement(attributeName=a, keyType=HASH), "
+        "KeySchemaElement(attributeName=b, keyType=RANGE), KeySchemaElement(attributeName=c, keyType=RANGE)]' at "
+        "'keySchema' failed to satisfy constraint: Member must have length less than or equal to 2")
