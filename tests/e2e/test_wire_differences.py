@@ -9,6 +9,8 @@ import zlib
 import pytest
 from botocore.exceptions import ClientError
 
+from stream_reader import all_shards, streams_client
+
 AUTH = ("AWS4-HMAC-SHA256 Credential=test/20250101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, "
         "Signature=00")
 
@@ -117,6 +119,21 @@ def test_disabling_a_stream_that_is_not_enabled(ddb, make_table):
         "ValidationException", f"Table has no stream to disable: TableName: {table}")
 
 
+def test_list_streams_from_no_stream_and_an_unknown_shard(server, ddb, make_table):
+    streams = streams_client(server.url)
+    table = make_table([("id", "HASH")], [("id", "S")],
+                       StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"})
+    arn = ddb.describe_table(TableName=table)["Table"]["LatestStreamArn"]
+    earlier = arn.rsplit("/", 1)[0] + "/2000-01-01T00:00:00.000"  # no such stream; sorts before `arn`
+    assert arn in [s["StreamArn"] for s in streams.list_streams(TableName=table, ExclusiveStartStreamArn=earlier)[
+        "Streams"]]
+    later = arn.rsplit("/", 1)[0] + "/2999-01-01T00:00:00.000"
+    assert streams.list_streams(TableName=table, ExclusiveStartStreamArn=later)["Streams"] == []
+    assert error(streams.get_shard_iterator, StreamArn=arn, ShardId="shardId-00000000000000000000-00000000",
+                 ShardIteratorType="TRIM_HORIZON") == (
+        "ResourceNotFoundException", "Requested resource not found: Shard does not exist")
+
+
 # --- 9. unchanged throughput, Limit 0, too many key elements -----------------------------------
 
 def test_unchanged_throughput_limit_zero_and_three_key_elements(server, ddb, make_table):
@@ -141,3 +158,25 @@ def test_unchanged_throughput_limit_zero_and_three_key_elements(server, ddb, mak
         "ValidationException", "1 validation error detected: Value '[KeySchemaElement(attributeName=a, keyType=HASH), "
         "KeySchemaElement(attributeName=b, keyType=RANGE), KeySchemaElement(attributeName=c, keyType=RANGE)]' at "
         "'keySchema' failed to satisfy constraint: Member must have length less than or equal to 2")
+
+
+# --- 10. DescribeStream's ShardFilter -----------------------------------------------------------
+
+def test_describe_stream_child_shards_filter(server, ddb, make_table):
+    streams = streams_client(server.url)
+    table = make_table([("id", "HASH")], [("id", "S")], ProvisionedThroughput={"ReadCapacityUnits": 100,
+                                                                              "WriteCapacityUnits": 100},
+                       StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"},
+                       Tags=[{"Key": "dynalocal:partitions", "Value": "1"}])
+    described = ddb.describe_table(TableName=table)["Table"]
+    ddb.tag_resource(ResourceArn=described["TableArn"], Tags=[{"Key": "dynalocal:partitions", "Value": "2"}])
+    arn = described["LatestStreamArn"]
+    shards = all_shards(streams, arn)
+    (parent,) = [s for s in shards if "ParentShardId" not in s]
+    children = streams.describe_stream(StreamArn=arn, ShardFilter={"Type": "CHILD_SHARDS",
+                                                                    "ShardId": parent["ShardId"]})
+    got = children["StreamDescription"]["Shards"]
+    assert len(got) == 2 and {s["ParentShardId"] for s in got} == {parent["ShardId"]}
+    leaf = got[0]["ShardId"]
+    assert streams.describe_stream(StreamArn=arn, ShardFilter={"Type": "CHILD_SHARDS", "ShardId": leaf})[
+        "StreamDescription"]["Shards"] == []
