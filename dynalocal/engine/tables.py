@@ -9,6 +9,7 @@ from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import control_table, new_table_name, scoped_names
 from dynalocal.engine.context import Context
 from dynalocal.engine.index_specs import check_gsi_throughput, check_key_schema, check_projection
+from dynalocal.engine.tags import check_tags
 from dynalocal.errors import ResourceInUseException, ValidationException, invalid
 from dynalocal.storage.database import TableEntry
 from dynalocal.storage.index import build_indexes
@@ -118,7 +119,7 @@ def create_table(ctx: Context, caller: Caller, body: dict) -> dict:
     if used != set(types):
         raise invalid(f"Some AttributeDefinitions are not used. AttributeDefinitions: [{', '.join(sorted(types))}], "
                       f"keys used: [{', '.join(sorted(used))}]")
-    tags = body.get("Tags") or []
+    tags = check_tags(body.get("Tags") or [], {})  # the limits TagResource applies (docs/behaviour/operations.md §1)
     stream = stream_spec.check(body.get("StreamSpecification"))
     key = caller.scope + name
     if key in ctx.db.tables or key in ctx.db.deleting:
@@ -129,7 +130,7 @@ def create_table(ctx: Context, caller: Caller, body: dict) -> dict:
         key, schema, region=caller.region, account=caller.account, key_schema=key_schema,
         attribute_definitions=definitions, billing_mode=billing,
         read_capacity=read, write_capacity=write, gsis=gsis, lsis=lsis,
-        tags={t["Key"]: t["Value"] for t in tags}, extra=extra)
+        tags=tags, extra=extra)
     build_indexes(entry.table, gsis, lsis, definitions, billing)
     ctx.capacity.configure(entry)  # partition counts (table, LSIs, GSIs) and meters
     stream_spec.apply(ctx, entry, stream if stream is not None and stream[0] else None)  # shards follow them

@@ -180,3 +180,34 @@ def test_describe_stream_child_shards_filter(server, ddb, make_table):
     leaf = got[0]["ShardId"]
     assert streams.describe_stream(StreamArn=arn, ShardFilter={"Type": "CHILD_SHARDS", "ShardId": leaf})[
         "StreamDescription"]["Shards"] == []
+
+
+# --- 7. legacy NOT_CONTAINS -------------------------------------------------------------------
+
+def test_legacy_not_contains_refuses_values_nothing_can_contain(ddb, make_table):
+    table = make_table([("id", "HASH")], [("id", "S")])
+    ddb.put_item(TableName=table, Item={"id": {"S": "a"}, "s": {"S": "hello"}})
+    for value, kind in (({"L": [{"N": "1"}]}, "L"), ({"SS": ["x"]}, "SS"), ({"M": {}}, "M"), ({"BOOL": True}, "BOOL")):
+        assert error(ddb.put_item, TableName=table, Item={"id": {"S": "a"}},
+                     Expected={"s": {"ComparisonOperator": "NOT_CONTAINS", "AttributeValueList": [value]}}) == (
+            "ValidationException", "One or more parameter values were invalid: ComparisonOperator NOT_CONTAINS is "
+                                   f"not valid for {kind} AttributeValue type")
+    # a scalar of another type than the attribute's is a comparison, true for NOT_CONTAINS
+    ddb.put_item(TableName=table, Item={"id": {"S": "a"}, "s": {"S": "hello"}},
+                 Expected={"s": {"ComparisonOperator": "NOT_CONTAINS", "AttributeValueList": [{"N": "1"}]}})
+
+
+# --- 8. tags at CreateTable -------------------------------------------------------------------
+
+def test_create_table_holds_tags_to_tag_resources_limits(ddb):
+    base = {"TableName": "tagged-too-much", "KeySchema": [{"AttributeName": "a", "KeyType": "HASH"}],
+            "AttributeDefinitions": [{"AttributeName": "a", "AttributeType": "S"}], "BillingMode": "PAY_PER_REQUEST"}
+    assert error(ddb.create_table, **base, Tags=[{"Key": f"k{i}", "Value": "v"} for i in range(51)]) == (
+        "ValidationException", "One or more parameter values were invalid: The number of tags exceeds the limit of 50")
+    assert error(ddb.create_table, **base, Tags=[{"Key": "a*b", "Value": "v"}]) == (
+        "ValidationException", "Invalid tag key or value: allowed characters are letters, numbers, spaces "
+                               "representable in UTF-8, and the following characters: + - = . _ : / @")
+    code, message = error(ddb.create_table, **base, Tags=[{"Key": "k" * 129, "Value": "v"}])
+    assert code == "ValidationException" and message.endswith(
+        "at 'tags.1.member.key' failed to satisfy constraint: Member must have length less than or equal to 128")
+    assert "tagged-too-much" not in ddb.list_tables()["TableNames"]
