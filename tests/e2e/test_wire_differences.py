@@ -211,3 +211,21 @@ def test_create_table_holds_tags_to_tag_resources_limits(ddb):
     assert code == "ValidationException" and message.endswith(
         "at 'tags.1.member.key' failed to satisfy constraint: Member must have length less than or equal to 128")
     assert "tagged-too-much" not in ddb.list_tables()["TableNames"]
+
+
+# --- 3. UPDATED_OLD / UPDATED_NEW for a nested path set to the value it has ----------------------
+
+def test_updated_values_leave_out_a_nested_path_set_to_its_own_value(ddb, make_table):
+    table = make_table([("id", "HASH")], [("id", "S")])
+    key = {"id": {"S": "a"}}
+    ddb.put_item(TableName=table, Item={**key, "a": {"M": {"c": {"L": [{"N": "1"}, {"N": "2"}]}}}, "b": {"N": "5"}})
+    for returned in ("UPDATED_OLD", "UPDATED_NEW"):
+        out = ddb.update_item(TableName=table, Key=key, UpdateExpression="SET a.c[0] = :v", ReturnValues=returned,
+                              ExpressionAttributeValues={":v": {"N": "1"}})
+        assert "Attributes" not in out
+        out = ddb.update_item(TableName=table, Key=key, UpdateExpression="SET a.c[0] = :v, b = :b",
+                              ReturnValues=returned, ExpressionAttributeValues={":v": {"N": "1"}, ":b": {"N": "5"}})
+        assert out["Attributes"] == {"b": {"N": "5"}}  # a top-level attribute still counts as updated
+    out = ddb.update_item(TableName=table, Key=key, UpdateExpression="SET a.c[0] = :v", ReturnValues="UPDATED_OLD",
+                          ExpressionAttributeValues={":v": {"N": "3"}})
+    assert out["Attributes"] == {"a": {"M": {"c": {"L": [{"N": "1"}]}}}}
