@@ -229,3 +229,20 @@ def test_updated_values_leave_out_a_nested_path_set_to_its_own_value(ddb, make_t
     out = ddb.update_item(TableName=table, Key=key, UpdateExpression="SET a.c[0] = :v", ReturnValues="UPDATED_OLD",
                           ExpressionAttributeValues={":v": {"N": "3"}})
     assert out["Attributes"] == {"a": {"M": {"c": {"L": [{"N": "1"}]}}}}
+
+
+def test_gsi_added_by_update_table_orders_definitions_before_the_lsis(ddb, make_table):
+    table = make_table([("p", "HASH"), ("s", "RANGE")], [("p", "S"), ("s", "S"), ("l", "S")],
+                       LocalSecondaryIndexes=[{"IndexName": "lsi", "Projection": {"ProjectionType": "ALL"},
+                                               "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"},
+                                                             {"AttributeName": "l", "KeyType": "RANGE"}]}])
+    ddb.put_item(TableName=table, Item={"p": {"S": "p"}, "s": {"S": "1"}, "l": {"S": "l"}, "g": {"S": "g"}})
+    out = ddb.update_table(TableName=table, AttributeDefinitions=[{"AttributeName": "g", "AttributeType": "S"}],
+                           GlobalSecondaryIndexUpdates=[{"Create": {
+                               "IndexName": "gsi", "KeySchema": [{"AttributeName": "g", "KeyType": "HASH"}],
+                               "Projection": {"ProjectionType": "ALL"}}}])
+    assert [d["AttributeName"] for d in out["TableDescription"]["AttributeDefinitions"]] == ["p", "s", "g", "l"]
+    described = ddb.describe_table(TableName=table)["Table"]
+    assert [d["AttributeName"] for d in described["AttributeDefinitions"]] == ["p", "s", "g", "l"]
+    assert ddb.query(TableName=table, IndexName="gsi", KeyConditionExpression="g = :g",
+                     ExpressionAttributeValues={":g": {"S": "g"}})["Count"] == 1
