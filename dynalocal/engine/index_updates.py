@@ -42,7 +42,9 @@ def check(entry: TableEntry, body: dict, billing: str) -> list[dict]:
     online = 0
     for update in updates:
         actions = [a for a in ("Update", "Create", "Delete") if update.get(a) is not None]
-        if len(actions) != 1:
+        if len(actions) > 1:  # DynamoDB's texts (docs/behaviour/operations.md, UpdateTable)
+            raise invalid("Only one global secondary index action is allowed per GlobalSecondaryIndexUpdate object")
+        if not actions:
             raise invalid("One of GlobalSecondaryIndexUpdate.Update, GlobalSecondaryIndexUpdate.Create, "
                           "GlobalSecondaryIndexUpdate.Delete must not be null")
         action = update[actions[0]]
@@ -81,7 +83,7 @@ def apply(entry: TableEntry, body: dict, definitions: list[dict]) -> None:
             attach(entry.table, index)
             spec["IndexStatus"], spec["Backfilling"] = "CREATING", True
             entry.gsis.append(spec)
-            entry.attribute_definitions = definitions
+            entry.attribute_definitions = _key_ordered(entry, definitions)
         elif update.get("Delete") is not None:
             name = update["Delete"]["IndexName"]
             detach(entry.table, name)
@@ -97,6 +99,16 @@ def apply(entry: TableEntry, body: dict, definitions: list[dict]) -> None:
                     for member in ("OnDemandThroughput", "WarmThroughput"):  # members left out keep their value
                         if spec.get(member):
                             gsi[member] = {**(gsi.get(member) or {}), **spec[member]}
+
+
+def _key_ordered(entry: TableEntry, definitions: list[dict]) -> list[dict]:
+    """AttributeDefinitions as DynamoDB lists them once a GSI is added: the table's key attributes, each
+    GSI's, then each LSI's (docs/behaviour/operations.md §1; DynamoDB Local 3.3.0 answered so)."""
+    by_name = {d["AttributeName"]: d for d in definitions}
+    order = [e["AttributeName"] for index in ({"KeySchema": entry.key_schema}, *entry.gsis, *entry.lsis)
+             for e in index["KeySchema"]]
+    ordered = {name: by_name[name] for name in order if name in by_name}
+    return list(ordered.values()) + [d for d in definitions if d["AttributeName"] not in ordered]
 
 
 def finish(entry: TableEntry) -> None:

@@ -39,7 +39,7 @@ def check_update(entry: TableEntry, spec: dict | None) -> tuple[bool, str | None
     if asked[0] and enabled:
         raise ValidationException(f"Table already has an enabled stream: TableName: {entry.name}")
     if not asked[0] and not enabled:
-        raise ValidationException(f"Table does not have an enabled stream: TableName: {entry.name}")
+        raise ValidationException(f"Table has no stream to disable: TableName: {entry.name}")  # DynamoDB's text
     return asked
 
 

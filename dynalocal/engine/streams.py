@@ -56,7 +56,8 @@ def _in_scope(caller: Caller, stream: Stream) -> bool:
 def _shard(stream: Stream, shard_id: str) -> Shard:
     shard = stream.shards.get(shard_id)
     if shard is None:
-        raise ResourceNotFoundException(f"Requested resource not found: Shard: {shard_id} in Stream: {stream.arn}")
+        # DynamoDB's text (docs/behaviour/operations.md §4)
+        raise ResourceNotFoundException("Requested resource not found: Shard does not exist")
     return shard
 
 
@@ -73,7 +74,9 @@ def list_streams(ctx: Context, caller: Caller, body: dict) -> dict:
     start = body.get("ExclusiveStartStreamArn")
     if start is not None:
         arns = [s.arn for s in streams]
-        streams = streams[arns.index(start) + 1:] if start in arns else []
+        # a start that is no stream (any more): the streams whose ARN sorts after it, as DynamoDB Local
+        # answers (docs/behaviour/operations.md §4)
+        streams = streams[arns.index(start) + 1:] if start in arns else [s for s in streams if s.arn > start]
     limit = body.get("Limit", 100)
     out: dict[str, Any] = {"Streams": [{"StreamArn": s.arn, "TableName": _table_name(s), "StreamLabel": s.label}
                                        for s in streams[:limit]]}

@@ -9,6 +9,7 @@ from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import control_table, new_table_name, scoped_names
 from dynalocal.engine.context import Context
 from dynalocal.engine.index_specs import check_gsi_throughput, check_key_schema, check_projection
+from dynalocal.engine.tags import check_tags
 from dynalocal.errors import ResourceInUseException, ValidationException, invalid
 from dynalocal.storage.database import TableEntry
 from dynalocal.storage.index import build_indexes
@@ -19,7 +20,8 @@ MAX_THROUGHPUT = 10**12
 
 def _too_many_keys(elements: list[dict], path: str) -> ValidationException:
     """Tables and LSIs have one or two key elements (the current model has no maximum: multi-attribute GSI keys)."""
-    shown = ", ".join(f"{{AttributeName={e['AttributeName']}, KeyType={e['KeyType']}}}" for e in elements)
+    # DynamoDB shows the elements as its Java SDK prints them (docs/behaviour/operations.md, UpdateTable/CreateTable)
+    shown = ", ".join(f"KeySchemaElement(attributeName={e['AttributeName']}, keyType={e['KeyType']})" for e in elements)
     return ValidationException(f"1 validation error detected: Value '[{shown}]' at '{path}' failed to satisfy "
                                "constraint: Member must have length less than or equal to 2")
 
@@ -117,7 +119,7 @@ def create_table(ctx: Context, caller: Caller, body: dict) -> dict:
     if used != set(types):
         raise invalid(f"Some AttributeDefinitions are not used. AttributeDefinitions: [{', '.join(sorted(types))}], "
                       f"keys used: [{', '.join(sorted(used))}]")
-    tags = body.get("Tags") or []
+    tags = check_tags(body.get("Tags") or [], {})  # the limits TagResource applies (docs/behaviour/operations.md §1)
     stream = stream_spec.check(body.get("StreamSpecification"))
     key = caller.scope + name
     if key in ctx.db.tables or key in ctx.db.deleting:
@@ -128,7 +130,7 @@ def create_table(ctx: Context, caller: Caller, body: dict) -> dict:
         key, schema, region=caller.region, account=caller.account, key_schema=key_schema,
         attribute_definitions=definitions, billing_mode=billing,
         read_capacity=read, write_capacity=write, gsis=gsis, lsis=lsis,
-        tags={t["Key"]: t["Value"] for t in tags}, extra=extra)
+        tags=tags, extra=extra)
     build_indexes(entry.table, gsis, lsis, definitions, billing)
     ctx.capacity.configure(entry)  # partition counts (table, LSIs, GSIs) and meters
     stream_spec.apply(ctx, entry, stream if stream is not None and stream[0] else None)  # shards follow them
@@ -257,6 +259,19 @@ def list_tables(ctx: Context, caller: Caller, body: dict) -> dict:
     return out
 
 
+# What an UpdateTable must carry, as DynamoDB lists them; members the request has are left out
+# (docs/behaviour/operations.md, UpdateTable).
+_UPDATE_MEMBERS = ("ProvisionedThroughput", "BillingMode", "UpdateStreamEnabled", "GlobalSecondaryIndexUpdates",
+                   "SSESpecification", "ReplicaUpdates", "MultiAccountReplicaReady", "ReplicaTransitRoleArn",
+                   "MultiRegionConsistency", "DeletionProtectionEnabled", "OnDemandThroughput", "WarmThroughput",
+                   "TableClass")
+
+
+def _nothing_to_update(body: dict) -> str:
+    names = [n for n in _UPDATE_MEMBERS if body.get(n) in (None, [])]
+    return f"At least one of {', '.join(names[:-1])} or {names[-1]} is required"
+
+
 def update_table(ctx: Context, caller: Caller, body: dict) -> dict:
     entry = control_table(ctx, caller, body["TableName"])
     if entry.status == "DELETING":
@@ -265,10 +280,9 @@ def update_table(ctx: Context, caller: Caller, body: dict) -> dict:
     transient.check_not_in_use(ctx, entry)
     changes = [k for k in ("ProvisionedThroughput", "BillingMode", "StreamSpecification", "GlobalSecondaryIndexUpdates",
                            "SSESpecification", "ReplicaUpdates", "TableClass", "DeletionProtectionEnabled",
-                           "OnDemandThroughput", "WarmThroughput") if k in body]
+                           "OnDemandThroughput", "WarmThroughput") if body.get(k) not in (None, [])]
     if not changes:
-        raise ValidationException("At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
-                                  "GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required")
+        raise ValidationException(_nothing_to_update(body))
     billing = body.get("BillingMode", entry.billing_mode)
     definitions = index_updates.check(entry, body, billing)
     stream = stream_spec.check_update(entry, body.get("StreamSpecification"))
@@ -292,7 +306,7 @@ def update_table(ctx: Context, caller: Caller, body: dict) -> dict:
                 if gsi.get("ProvisionedThroughput") is None and gsi["IndexName"] not in given:
                     raise invalid(f"ProvisionedThroughput must be specified for index: {gsi['IndexName']}")
         if (read, write) == (entry.read_capacity, entry.write_capacity) and billing == entry.billing_mode \
-                and len(changes) == 1:
+                and set(changes) <= {"ProvisionedThroughput", "BillingMode"}:  # also with BillingMode=PROVISIONED
             raise ValidationException(
                 "The provisioned throughput for the table will not change. "
                 "The requested value equals the current value. "

@@ -21,7 +21,9 @@ BOOLEAN_FUNCTIONS = {"attribute_exists": 1, "attribute_not_exists": 1, "attribut
 CONDITION_FUNCTIONS = {**BOOLEAN_FUNCTIONS, "size": 1}
 UPDATE_FUNCTIONS = {"if_not_exists": 2, "list_append": 2}
 ATTRIBUTE_TYPES = frozenset(("S", "SS", "N", "NS", "B", "BS", "BOOL", "NULL", "L", "M"))
-_PATH_FIRST = frozenset(("attribute_exists", "attribute_not_exists", "attribute_type", "if_not_exists"))
+# attribute_type is not here: DynamoDB takes any operand first (`attribute_type(:v, :t)`, `size(a)`;
+# docs/behaviour/expressions.md).
+_PATH_FIRST = frozenset(("attribute_exists", "attribute_not_exists", "if_not_exists"))
 
 
 def _fail(param: str, detail: str) -> ValidationException:
@@ -132,6 +134,10 @@ def _call_checks(call: A.Call, param: str, out: list) -> None:
                 raise _operand_type_error(param, label, t)
         out.append(check)
     elif name == "attribute_type":
+        same = _distinct(param, name, args[0], args[1:])  # attribute_type(x, x): this message first
+        if same:
+            out.append(same)
+
         def check(names: dict, values: dict) -> None:
             arg = args[1]
             t = static_type(arg, values)

@@ -121,8 +121,12 @@ class UpdateResult:
 
     __slots__ = ("item", "_old_paths", "_new_paths")
 
-    def __init__(self, item: dict | None, old_paths: list[tuple], new_paths: list[tuple]) -> None:
+    def __init__(self, item: dict | None, old_paths: list[tuple], new_paths: list[tuple],
+                 unchanged: list[tuple] | None = None) -> None:
         self.item = item  # None: the item was absent and the update created nothing
+        if unchanged:  # nested paths SET to the value they had: DynamoDB returns them in neither (issue 25)
+            old_paths = [p for p in old_paths if p not in unchanged]
+            new_paths = [p for p in new_paths if p not in unchanged]
         self._old_paths = old_paths
         self._new_paths = new_paths
 
@@ -191,9 +195,12 @@ class Update:
                 others.append((clause, path, fn(old, names, values)))
         writer = Writer(old)
         new_paths = []
+        unchanged = []  # nested paths SET to the value they already had (docs/behaviour/expressions.md)
         if len(sets) > 1:
             sets.sort(key=lambda pv: _sort_key(pv[0], False))
         for path, value in sets:
+            if len(path) > 1 and item is not None and get(old, path) == value:
+                unchanged.append(path)
             new_paths.append(writer.set(path, value))
         for clause, path, value in others:
             current = get(writer.root, path)
@@ -222,4 +229,4 @@ class Update:
                     raise ValidationException(INVALID_FOR_UPDATE)
                 continue
             writer.remove(path)
-        return UpdateResult(writer.root, paths, new_paths)
+        return UpdateResult(writer.root, paths, new_paths, unchanged)

@@ -20,7 +20,7 @@ The protocol reads the headers every request needs while it parses the head (`ta
 `content_type`, `content_length`, `host`, `expect`, `authorization`, `origin`,
 `content_encoding`, `accept_encoding`), so plug-ins need not look them up again; any other
 header is in `fields` (names lower-cased). A header sent twice counts once, with its last
-value (no SDK sends one twice).
+value (no SDK sends one twice), except Accept-Encoding, whose lines join into one list as HTTP says.
 
 Plug-ins run on the event loop, one request at a time: they must not block.
 """

@@ -73,14 +73,14 @@ class HttpProtocol(asyncio.Protocol):
         self.request_timeout = server.request_timeout
         self.keep_alive_timeout = server.keep_alive_timeout
         self.seen_hosts = server.hosts.seen  # Host values already allowed: one set lookup per request
-        # The request being received. The parser hands URL pieces, headers and body chunks straight to
-        # these containers' C methods (no Python call per header); the callbacks below empty them.
+        # The request being received. The parser hands URL pieces and body chunks straight to these
+        # containers' C methods; the callbacks below empty them. Headers go through `_on_header`.
         self._req: Request | None = None
         self._url: list[bytes] = []
         self._raw: dict[bytes, bytes] = {}  # header names as sent -> value
         self._chunks: list[bytes] = []
         self.on_url = self._url.append
-        self.on_header = self._raw.__setitem__
+        self.on_header = self._on_header
         self.on_body = self._chunks.append
         self.parser = httptools.HttpRequestParser(self)
         self._in_head = False  # between a request's first byte and the end of its headers
@@ -187,6 +187,14 @@ class HttpProtocol(asyncio.Protocol):
             self._since = now = self.server.clock  # a ceiling of the time: deadlines are never early
             if self._deadline is None:
                 self._watch_until(now + self.request_timeout)
+
+    def _on_header(self, name: bytes, value: bytes) -> None:
+        """Keep a header; a repeated Accept-Encoding line joins the list (HTTP: repeated lines of a list
+        field are one comma-separated list; docs/behaviour/wire.md §2). Other repeats: the last counts."""
+        raw = self._raw
+        if name in raw and name.lower() == b"accept-encoding":
+            value = raw[name] + b", " + value
+        raw[name] = value
 
     def on_headers_complete(self) -> None:
         self._in_head = False

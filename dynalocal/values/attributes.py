@@ -22,7 +22,9 @@ TYPES = ("S", "N", "B", "SS", "NS", "BS", "M", "L", "NULL", "BOOL")
 EMPTY = "Supplied AttributeValue is empty, must contain exactly one of the supported datatypes"
 MULTIPLE = ("Supplied AttributeValue has more than one datatypes set, "
             "must contain exactly one of the supported datatypes")
-TOO_DEEP = "Nesting Levels have exceeded supported limits"
+# DynamoDB's text (captured against DynamoDB by paritysuite/dynamodb-conformance, nestingDepth.test.ts)
+TOO_DEEP = ("Nesting Levels have exceeded supported limits: "
+            "Attributes in the item have nested levels beyond supported limit")
 MAP_FROM_LIST = ("Unrecognized collection type java.util.Map<java.lang.String, "
                  "com.amazonaws.dynamodb.v20120810.AttributeValue>")
 
@@ -121,7 +123,7 @@ def validate_value(av: Any, depth: int = 2) -> int:
                 raise SerializationException(MAP_FROM_LIST)
             raise SerializationException("Unexpected field type")
         if depth > MAX_DEPTH:
-            raise invalid(TOO_DEEP)
+            raise ValidationException(TOO_DEEP)
         total = 3
         for name, inner in value.items():
             total += 1 + utf8_len(name) + validate_value(inner, depth + 1)
@@ -130,7 +132,7 @@ def validate_value(av: Any, depth: int = 2) -> int:
         if not isinstance(value, list):
             raise SerializationException("Unexpected field type")
         if depth > MAX_DEPTH:
-            raise invalid(TOO_DEEP)
+            raise ValidationException(TOO_DEEP)
         total = 3
         for inner in value:
             total += 1 + validate_value(inner, depth + 1)

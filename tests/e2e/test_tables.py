@@ -148,9 +148,10 @@ def test_missing_key_schema_or_definitions(ddb):
 def test_key_schema_length(ddb, loose):
     message = create_error(ddb, KeySchema=keys(("a", "HASH"), ("b", "RANGE"), ("c", "RANGE")),
                            AttributeDefinitions=defs(("a", "S"), ("b", "S"), ("c", "S")))
-    assert message == ("1 validation error detected: Value '[{AttributeName=a, KeyType=HASH}, {AttributeName=b, "
-                       "KeyType=RANGE}, {AttributeName=c, KeyType=RANGE}]' at 'keySchema' failed to satisfy "
-                       "constraint: Member must have length less than or equal to 2")
+    assert message == ("1 validation error detected: Value '[KeySchemaElement(attributeName=a, keyType=HASH), "
+                       "KeySchemaElement(attributeName=b, keyType=RANGE), KeySchemaElement(attributeName=c, "
+                       "keyType=RANGE)]' at 'keySchema' failed to satisfy constraint: Member must have length less "
+                       "than or equal to 2")
     message = create_error(loose, KeySchema=[], AttributeDefinitions=defs(("a", "S")))
     assert "keySchema" in message and "length greater than or equal to 1" in message
 
@@ -468,7 +469,9 @@ def test_update_errors(ddb, make_table):
     code, message = error(ddb.update_table, TableName=name)
     assert (code, message) == ("ValidationException",
                                "At least one of ProvisionedThroughput, BillingMode, UpdateStreamEnabled, "
-                               "GlobalSecondaryIndexUpdates or SSESpecification or ReplicaUpdates is required")
+                               "GlobalSecondaryIndexUpdates, SSESpecification, ReplicaUpdates, MultiAccountReplicaReady, "
+                               "ReplicaTransitRoleArn, MultiRegionConsistency, DeletionProtectionEnabled, "
+                               "OnDemandThroughput, WarmThroughput or TableClass is required")
     code, message = error(ddb.update_table, TableName=name, ProvisionedThroughput=dict(PT, ReadCapacityUnits=10**12 + 1))
     assert message == "Given value 1000000000001 for ReadCapacityUnits is out of bounds"
     code, message = error(ddb.update_table, TableName="no-such-table", BillingMode="PAY_PER_REQUEST")

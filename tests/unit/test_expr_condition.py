@@ -135,7 +135,6 @@ def test_number_comparison_beyond_integers():
     ("begins_with(a)", "Incorrect number of operands for operator or function; operator or function: begins_with, number of operands: 1"),
     ("attribute_exists(:v)", "Operator or function requires a document path; operator or function: attribute_exists"),
     ("attribute_not_exists(size(a))", "Operator or function requires a document path; operator or function: attribute_not_exists"),
-    ("attribute_type(:v, :v)", "Operator or function requires a document path; operator or function: attribute_type"),
     ("a = a", "The first operand must be distinct from the remaining operands for this operator or function; operator: =, first operand: [a]"),
     ("a.b[0] <> a.b[0]", "The first operand must be distinct from the remaining operands for this operator or function; operator: <>, first operand: [a, b, [0]]"),
     ("contains(a, a)", "The first operand must be distinct from the remaining operands for this operator or function; operator: contains, first operand: [a]"),

@@ -16,6 +16,7 @@ import zlib
 MAX_DECODED = 16 * 1024 * 1024
 MIN_COMPRESSED = 4096
 _GZIP, _ZLIB, _RAW = 31, 15, -15  # zlib wbits for each container
+_CODINGS = (b"gzip", b"deflate")  # the response codings, our choice first for `*`
 _DECODERS = {b"gzip": (_GZIP,), b"x-gzip": (_GZIP,), b"deflate": (_ZLIB, _RAW)}
 
 
@@ -73,8 +74,10 @@ def decode(body: bytes, encoding: bytes, limit: int = MAX_DECODED) -> bytes:
 
 
 def accepted(accept_encoding: bytes) -> bytes | None:
-    """The response coding to use for an Accept-Encoding header: b"gzip", b"deflate" or None."""
-    wanted = {}
+    """The response coding for an Accept-Encoding list: b"gzip", b"deflate" or None. The highest q
+    wins; among equal q the client's order decides (`br, identity, deflate, gzip` -> deflate, as
+    DynamoDB answers; docs/behaviour/wire.md §2). `*` stands for a coding the list does not name."""
+    wanted: dict[bytes, float] = {}
     for part in accept_encoding.lower().split(b","):
         name, _, params = part.partition(b";")
         q = 1.0
@@ -85,11 +88,16 @@ def accepted(accept_encoding: bytes) -> bytes | None:
                     q = float(value)
                 except ValueError:
                     q = 0.0
-        wanted[name.strip()] = q
-    for coding in (b"gzip", b"deflate"):
-        if wanted.get(coding, wanted.get(b"*", 0.0)) > 0:
-            return coding
-    return None
+        wanted.setdefault(name.strip(), q)
+    star = wanted.get(b"*", 0.0)
+    best, best_q = None, 0.0
+    for name, q in wanted.items():  # in the client's order
+        if name in _CODINGS and q > best_q:
+            best, best_q = name, q
+    for coding in _CODINGS:  # `*`: a supported coding not named, gzip first
+        if coding not in wanted and star > best_q:
+            best, best_q = coding, star
+    return best
 
 
 def encode(body: bytes, coding: bytes) -> bytes:
