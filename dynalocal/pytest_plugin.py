@@ -3,13 +3,16 @@ it, isolation between tests, capacity assertions and an end-of-session capacity 
 
 Fixtures: `dynalocal` (the server, see `dynalocal.testing.LocalServer`: `.url`, `.client()`,
 `.report()`, `.assert_no_throttles()`, `.assert_no_hot_partition()`), `dynamodb_client`,
-`dynamodb_resource`. Options (pytest.ini / pyproject.toml `[tool.pytest.ini_options]`, or the
-command line): see `OPTIONS`. The server starts only when a test asks for one of the fixtures.
-This module imports nothing heavy, since pytest loads it in every session of an environment
-that has dynalocal installed.
+`dynamodb_resource` (one boto3 Session reused), `dynalocal_env` (the standard AWS environment variables,
+for clients the application builds itself). Under pytest-xdist each worker has its own server and the
+controller prints the summary of what the workers recorded. Options (pytest.ini / pyproject.toml
+`[tool.pytest.ini_options]`, or the command line): see `OPTIONS`. The server starts only when a test
+asks for one of the fixtures. This module imports nothing heavy, since pytest loads it in every
+session of an environment that has dynalocal installed.
 """
 from __future__ import annotations
 
+import contextlib
 from collections.abc import Iterator
 from pathlib import Path
 from typing import TYPE_CHECKING, Any
@@ -31,10 +34,17 @@ OPTIONS = {
     "isolation": ("between tests: reset (drop all tables, reload seed data), namespace (each test its own "
                   "account: its own tables, seed data loaded into it) or none", "reset"),
     "init": ("seed files (JSON or CloudFormation/SAM templates) loaded at start and after each reset", ""),
-    "summary": ("print the capacity summary at the end of the session: yes or no", "yes"),
+    "summary": ("the capacity summary at the end of the session: yes (tables that came near a partition's "
+                "ceiling or were throttled), all (every table that had traffic) or no", "yes"),
 }
 ISOLATION = ("reset", "namespace", "none")
+NEAR_CEILING = 0.8  # a partition whose peak second reached 80% of what it sustains is worth a summary line
 _STATE = pytest.StashKey["_Session"]()
+_XDIST_KEY = "dynalocal"  # what a pytest-xdist worker leaves in `config.workeroutput` for the controller
+
+
+class DynalocalThrottleWarning(pytest.PytestWarning):
+    """A test caused would-be throttles: recorded and counted, not refused (see `dynalocal_throttling`)."""
 
 
 class _Session:
@@ -43,7 +53,9 @@ class _Session:
     def __init__(self, config: pytest.Config) -> None:
         self.config = config
         self.server: LocalServer | None = None
-        self.findings: list[tuple[str, TableReport]] = []  # (test id, TableReport) of tables that had traffic
+        self.headers: list[str] = []  # one per server (one per xdist worker): URL, start-up time, mode
+        self.lines: list[str] = []  # "test: table line" for the tables worth a line (see `notable`)
+        self.quiet = 0  # tables (per test) that had traffic but no line
 
     def option(self, name: str) -> str:
         value = self.config.getoption(f"dynalocal_{name}")
@@ -70,7 +82,48 @@ class _Session:
                                           isolation="account" if isolation == "namespace" else None).start()
             except ValueError as err:
                 raise pytest.UsageError(f"dynalocal: {err}") from None
+            assert self.server.ctx is not None  # set when it started
+            worker = getattr(self.config, "workerinput", {}).get("workerid")
+            server, mode = self.server, self.server.ctx.settings.throttling
+            self.headers.append(f"{worker + ': ' if worker else ''}server {server.url} started in "
+                                f"{server.startup_seconds:.3f} s; throttling {mode}")
         return self.server
+
+    def record(self, test: str, reports: list[TableReport]) -> None:
+        """Keep the summary line of each table that had traffic and is worth one; count the others."""
+        show_all = self.option("summary").lower() == "all"
+        for table in reports:
+            if not any(m.units or m.throttles for m in table.meters):
+                continue
+            if show_all or notable(table):
+                from dynalocal.diagnosis.render import summary_line  # only once a server ran (see above)
+
+                self.lines.append(f"{test}: {summary_line(table)}")
+            else:
+                self.quiet += 1
+
+    def export(self) -> dict[str, Any]:
+        """What an xdist worker sends the controller (plain data)."""
+        return {"headers": self.headers, "lines": self.lines, "quiet": self.quiet}
+
+    def absorb(self, figures: dict[str, Any]) -> None:
+        """Add what an xdist worker recorded."""
+        self.headers += figures["headers"]
+        self.lines += figures["lines"]
+        self.quiet += figures["quiet"]
+
+
+def notable(table: TableReport) -> bool:
+    """True when the table was throttled (or would have been), or one of its partitions (table or GSI)
+    peaked at 80% or more of what it sustains: the tables the summary gives a line."""
+    for m in table.meters:
+        if any(m.throttles.values()):
+            return True
+        for p in m.partitions:
+            limit = min(p.ceiling, p.share_limit) if p.share_limit else p.ceiling
+            if limit > 0 and p.peak >= NEAR_CEILING * limit:
+                return True
+    return False
 
 
 def pytest_addoption(parser: pytest.Parser) -> None:
@@ -101,13 +154,18 @@ def dynalocal_server(pytestconfig: pytest.Config) -> LocalServer:
 def dynalocal(request: pytest.FixtureRequest, dynalocal_server: LocalServer) -> Iterator[LocalServer]:
     """The server, for one test: assertions count from the test's start; isolation after it."""
     state: _Session = request.config.stash[_STATE]
-    if state.option("isolation") == "namespace":
+    isolation = state.option("isolation")
+    if isolation == "namespace":
         dynalocal_server.namespace()
     dynalocal_server.mark()
     yield dynalocal_server
-    state.findings += [(request.node.nodeid, t) for t in dynalocal_server.report()
-                       if any(m.units or m.throttles for m in t.meters)]
-    if state.option("isolation") == "reset":
+    reports = dynalocal_server.report()
+    warning = would_be_warning(dynalocal_server, reports)
+    if warning:
+        request.node.warn(DynalocalThrottleWarning(warning))
+    if isolation != "none":  # with `none`, tables live for the session: judged once, at its end
+        state.record(request.node.nodeid, reports)
+    if isolation == "reset":
         dynalocal_server.reset()
 
 
@@ -123,22 +181,99 @@ def dynamodb_resource(dynalocal: LocalServer) -> Any:  # a boto3 ServiceResource
     return dynalocal.resource()
 
 
+@pytest.fixture
+def dynalocal_env(dynalocal: LocalServer, monkeypatch: pytest.MonkeyPatch) -> Iterator[dict[str, str]]:
+    """Point clients the application builds itself (`boto3.client("dynamodb")`) at the server through the
+    standard AWS environment variables (endpoint, credentials, region), restored after the test; under
+    namespace isolation the credentials are the test's namespace's. Yields the variables set."""
+    from dynalocal.testing import import_boto3  # heavy: only once a test asks for a server (module docstring)
+
+    env = dynalocal.environment()
+    for name in ("AWS_PROFILE", "AWS_DEFAULT_PROFILE", "AWS_SESSION_TOKEN", "AWS_SECURITY_TOKEN",
+                 "AWS_IGNORE_CONFIGURED_ENDPOINT_URLS"):
+        monkeypatch.delenv(name, raising=False)  # each would override or void the variables below
+    for name, value in env.items():
+        monkeypatch.setenv(name, value)
+    # boto3's default Session keeps the credentials it first found: use the namespace's (made once). An
+    # application without boto3 (another SDK) reads the variables alone.
+    with contextlib.suppress(ModuleNotFoundError):
+        monkeypatch.setattr(import_boto3(), "DEFAULT_SESSION", dynalocal.session())
+    yield env
+
+
+def would_be_warning(server: LocalServer, reports: list[TableReport]) -> str:
+    """The warning for the throttles since the test's start that were recorded but not refused
+    (empty when none): table, cause, count, and the fix in pytest.ini terms."""
+    assert server.ctx is not None  # started
+    mode = server.ctx.settings.throttling
+    lines = []
+    for table, counts in server.throttles(reports=reports).items():
+        would_be = {cause: n for cause, n in counts.items() if _would_be(cause, mode)}
+        if would_be:
+            causes = ", ".join(f"{cause} {n}" for cause, n in would_be.items())
+            fixes = dict.fromkeys(_fix(cause) for cause in would_be)
+            lines.append(f"table {table}: {sum(would_be.values())} requests would have been throttled ({causes}) "
+                         f"but were not refused (dynalocal_throttling = {mode}); fix: {'; '.join(fixes)}, or set "
+                         f"dynalocal_throttling = enforce in pytest.ini to see them refused")
+    return "dynalocal: " + "\n".join(lines) if lines else ""
+
+
+def _would_be(cause: str, mode: str) -> bool:
+    """Whether a throttle of this cause was only recorded under this throttling mode (see README)."""
+    from dynalocal.diagnosis import figures as f  # only once a server ran (module docstring)
+
+    base = cause.split(" (index ")[0]
+    if base == f.GSI_BACK_PRESSURE:  # the index's own cause is counted and labelled beside it
+        return False
+    if mode == "report":
+        return True
+    return mode == "keys" and base in (f.TABLE_RATE, f.ON_DEMAND_MAXIMUM, f.ON_DEMAND_SCALING, f.TABLE_QUOTA)
+
+
+def _fix(cause: str) -> str:
+    """The one-line fix for a throttle cause, in the terms of a table definition."""
+    from dynalocal.diagnosis import figures as f  # only once a server ran (module docstring)
+
+    base, _, index = cause.partition(" (index ")
+    whose = f"index {index.rstrip(')')}'s" if index else "table's"
+    return {f.TABLE_RATE: f"raise the {whose} ReadCapacityUnits/WriteCapacityUnits (or use PAY_PER_REQUEST)",
+            f.ON_DEMAND_MAXIMUM: f"raise or remove the {whose} OnDemandThroughput",
+            f.ON_DEMAND_SCALING: f"set the {whose} WarmThroughput",
+            f.TABLE_QUOTA: "spread the load over more tables",
+            f.PARTITION_SHARE: "raise the provisioned capacity, or dynalocal_capacity_model = adaptive",
+            }.get(base, "spread the load over more partition-key values (a hot key stays capped)")
+
+
+def pytest_sessionfinish(session: pytest.Session) -> None:
+    state = session.config.stash.get(_STATE, None)
+    if state is None:
+        return
+    if state.server is not None and state.option("isolation") == "none":
+        state.record("session", state.server.report())
+    workeroutput = getattr(session.config, "workeroutput", None)
+    if workeroutput is not None:  # a pytest-xdist worker: the controller prints the summary
+        workeroutput[_XDIST_KEY] = state.export()
+
+
+@pytest.hookimpl(optionalhook=True)
+def pytest_testnodedown(node: Any, error: object) -> None:  # pytest-xdist's hook: a worker finished
+    state = node.config.stash.get(_STATE, None)
+    figures = getattr(node, "workeroutput", {}).get(_XDIST_KEY)
+    if state is not None and figures:
+        state.absorb(figures)
+
+
 def pytest_terminal_summary(terminalreporter: pytest.TerminalReporter, exitstatus: int,
                             config: pytest.Config) -> None:
     state = config.stash.get(_STATE, None)
-    if state is None or state.server is None or state.option("summary").lower() in ("no", "false", "0"):
+    if state is None or not state.headers or state.option("summary").lower() in ("no", "false", "0"):
         return
-    from dynalocal.diagnosis.render import summary_line  # only when a server ran (see above)
-
-    server = state.server
-    assert server.ctx is not None  # set when it started
     terminalreporter.section("dynalocal capacity")
-    terminalreporter.write_line(f"server {server.url} started in {server.startup_seconds:.3f} s; "
-                                f"throttling {server.ctx.settings.throttling}")
-    findings = state.findings
-    if state.option("isolation") == "none":  # tables live for the session: judge them once, at its end
-        findings = [("session", t) for t in server.report() if any(m.units or m.throttles for m in t.meters)]
-    if not findings:
+    for line in state.headers + state.lines:
+        terminalreporter.write_line(line)
+    if state.quiet:
+        terminalreporter.write_line(
+            f"{state.quiet} more table{'s' if state.quiet > 1 else ''} had traffic with no throttle and no "
+            f"partition near its ceiling (dynalocal_summary = all lists them)")
+    elif not state.lines:
         terminalreporter.write_line("no table traffic")
-    for test, table in findings:
-        terminalreporter.write_line(f"{test}: {summary_line(table)}")

@@ -30,6 +30,18 @@ if TYPE_CHECKING:
     import boto3
 
 DEFAULT_CREDENTIALS = {"aws_access_key_id": "test", "aws_secret_access_key": "test", "region_name": "us-east-1"}
+INSTALL_HINT = "pip install 'dynalocal[pytest]'"
+
+
+def import_boto3() -> Any:
+    """boto3, or a ModuleNotFoundError saying how to get it: boto3 is a dependency of the test
+    fixtures (the `pytest` extra), not of the server."""
+    try:
+        import boto3  # only the clients need it; the server runs without it
+    except ImportError as err:
+        raise ModuleNotFoundError(f"dynalocal's boto3 clients and pytest fixtures need boto3, which is not "
+                                  f"installed: {INSTALL_HINT}", name="boto3") from err
+    return boto3
 
 
 class CapacityAssertionError(AssertionError):
@@ -58,6 +70,7 @@ class LocalServer:
         self._loop: asyncio.AbstractEventLoop | None = None
         self._seed: list[Request] = []
         self._baseline: dict = {}
+        self._sessions: dict[str, boto3.session.Session] = {}  # by access key: one Session costs ~0.1 s
         self.access_key = DEFAULT_CREDENTIALS["aws_access_key_id"]
         self.scope = ""  # the catalog prefix of the current namespace's tables (see `namespace`)
         self._namespaces = 0
@@ -169,40 +182,56 @@ class LocalServer:
 
     # -- clients ---------------------------------------------------------------------------------
 
-    def _session(self) -> boto3.session.Session:
-        import boto3
+    def session(self) -> boto3.session.Session:
+        """The boto3 Session of the current namespace's credentials, made once and reused: a new Session
+        costs about 0.1 s (and its first client loads the service model again)."""
+        session = self._sessions.get(self.access_key)
+        if session is None:
+            boto3 = import_boto3()
+            session = self._sessions[self.access_key] = boto3.session.Session(
+                **{**DEFAULT_CREDENTIALS, "aws_access_key_id": self.access_key})
+        return session
 
-        return boto3.session.Session(**{**DEFAULT_CREDENTIALS, "aws_access_key_id": self.access_key})
+    def environment(self) -> dict[str, str]:
+        """The standard AWS environment variables that point clients an application builds itself
+        (`boto3.client("dynamodb")`) at this server, with the current namespace's credentials."""
+        return {"AWS_ENDPOINT_URL_DYNAMODB": self.url, "AWS_ACCESS_KEY_ID": self.access_key,
+                "AWS_SECRET_ACCESS_KEY": DEFAULT_CREDENTIALS["aws_secret_access_key"],
+                "AWS_DEFAULT_REGION": DEFAULT_CREDENTIALS["region_name"],
+                "AWS_REGION": DEFAULT_CREDENTIALS["region_name"]}
 
     def client(self, **config: Any) -> Any:  # a botocore DynamoDB client (made at run time: no static type)
         from botocore.config import Config
 
-        session = self._session()
+        session = self.session()
         return session.client("dynamodb", endpoint_url=self.url, config=Config(**config) if config else None)
 
     def resource(self, **config: Any) -> Any:  # a boto3 DynamoDB ServiceResource (made at run time, as above)
         from botocore.config import Config
 
-        session = self._session()
+        session = self.session()
         return session.resource("dynamodb", endpoint_url=self.url, config=Config(**config) if config else None)
 
     # -- capacity assertions ---------------------------------------------------------------------
 
     def mark(self) -> None:
         """Start counting for the assertions from now (the plugin marks the start of each test)."""
-        self._baseline = {(t.table, m.index, m.direction): (sum(m.throttles.values()), [p.units for p in m.partitions])
+        self._baseline = {(t.table, m.index, m.direction): (dict(m.throttles), [p.units for p in m.partitions])
                           for t in self.report() for m in t.meters}
 
-    def throttles(self, table: str | None = None) -> dict[str, dict[str, int]]:
-        """Throttle events by cause per table since the mark (or start)."""
+    def throttles(self, table: str | None = None, reports: list[TableReport] | None = None,
+                  ) -> dict[str, dict[str, int]]:
+        """Throttle events by cause per table since the mark (or start); a GSI's own causes are labelled
+        with the index (as `TableReport.throttles`). `reports`: this server's report, when already made."""
         out: dict[str, dict[str, int]] = {}
-        for t in self.report(table):
+        for t in self.report(table) if reports is None else reports:
             counts: dict[str, int] = {}
             for m in t.meters:
-                before = self._baseline.get((t.table, m.index, m.direction), (0, []))[0]
-                if sum(m.throttles.values()) > before:
-                    for cause, n in m.throttles.items():
-                        counts[cause] = counts.get(cause, 0) + n
+                before = self._baseline.get((t.table, m.index, m.direction), ({}, []))[0]
+                for cause, n in m.throttles.items():
+                    if n > before.get(cause, 0):
+                        label = cause if m.index is None else f"{cause} (index {m.index})"
+                        counts[label] = counts.get(label, 0) + n - before.get(cause, 0)
             if counts:
                 out[t.table] = counts
         return out

@@ -192,3 +192,140 @@ def test_assertion_failure_reads_as_a_verdict(dynalocal):
     assert re.search(r"test_hot_key_fails_both_assertions: orders: hot key on table orders: key '2024-11-23' "
                      r"carried 100% of partition \d's writes.*\[partition share \d+\]", summary)
     assert re.search(r"test_calm_traffic_passes_both: orders: fine: table orders .*\[no throttles\]", summary)
+
+
+# -- would-be throttles, quiet summaries, dynalocal_env, the missing-boto3 message ------------------------
+
+FIXTURE_LOAD = TABLE + """
+def load(client, table, n):
+    # the usual fixture: a 1/1 provisioned table loaded with batch_writer-sized writes
+    make(client, table, ProvisionedThroughput={"ReadCapacityUnits": 1, "WriteCapacityUnits": 1})
+    for i in range(n):
+        client.put_item(TableName=table, Item={"pk": {"S": f"customer#{i}"}})
+"""
+
+
+def test_would_be_throttles_warn_in_the_test_that_caused_them(pytester):
+    # report mode: capacity-setting throttles are recorded, not refused (the `keys` default does the same)
+    pytester.makeini("[pytest]\ndynalocal_throttling = report\ndynalocal_burst_seconds = 0\n")
+    pytester.makepyfile(FIXTURE_LOAD + """
+def test_loads_a_small_table(dynamodb_client):
+    load(dynamodb_client, "fixture_load", 40)  # nothing refused: every put succeeds
+
+def test_quiet(dynamodb_client):
+    make(dynamodb_client, "calm")
+    dynamodb_client.put_item(TableName="calm", Item={"pk": {"S": "a"}})
+""")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=2, warnings=1)
+    out = result.stdout.str()
+    warning = re.search(r"test_loads_a_small_table\n.*DynalocalThrottleWarning: dynalocal: table fixture_load: "
+                        r"(\d+) requests would have been throttled \(table rate (\d+)\) but were not refused "
+                        r"\(dynalocal_throttling = report\); fix: raise the table's ReadCapacityUnits/"
+                        r"WriteCapacityUnits \(or use PAY_PER_REQUEST\), or set dynalocal_throttling = enforce "
+                        r"in pytest.ini to see them refused", out)
+    assert warning and int(warning[1]) == int(warning[2]) > 0, out
+    assert "--throttling" not in out  # the plugin's messages name the ini option
+    # the summary: one line for the throttled table, none for the calm one
+    summary = out[out.index("dynalocal capacity"):]
+    assert len(re.findall(r"test_loads_a_small_table: fixture_load: .*\[table rate \d+\]", summary)) == 1
+    assert "test_quiet" not in summary
+    assert "1 more table had traffic with no throttle and no partition near its ceiling" in summary
+
+
+def test_refused_throttles_do_not_warn(pytester):
+    pytester.makeini("[pytest]\ndynalocal_throttling = enforce\ndynalocal_burst_seconds = 0\n")
+    pytester.makepyfile(FIXTURE_LOAD + """
+import pytest
+from botocore.exceptions import ClientError
+
+def test_refused(dynalocal):
+    client = dynalocal.client(retries={"total_max_attempts": 1, "mode": "standard"})
+    with pytest.raises(ClientError, match="ProvisionedThroughputExceeded"):
+        load(client, "strict", 40)
+""")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=1)
+    assert "DynalocalThrottleWarning" not in result.stdout.str()
+
+
+def test_summary_is_quiet_for_tiny_tests_and_lists_them_on_request(pytester):
+    pytester.makepyfile(TABLE + "".join(f"""
+def test_tiny_{n}(dynamodb_client):
+    make(dynamodb_client, "orders")
+    dynamodb_client.put_item(TableName="orders", Item={{"pk": {{"S": "CUSTOMER#c1"}}}})
+    dynamodb_client.put_item(TableName="orders", Item={{"pk": {{"S": "CUSTOMER#c2"}}}})
+""" for n in range(5)))
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(passed=5)
+    summary = result.stdout.str()[result.stdout.str().index("dynalocal capacity"):]
+    assert "test_tiny" not in summary and "CUSTOMER" not in summary and "hot key" not in summary
+    assert "5 more tables had traffic with no throttle and no partition near its ceiling" in summary
+    result = pytester.runpytest("-p", "no:cacheprovider", "--dynalocal-summary", "all")
+    summary = result.stdout.str()[result.stdout.str().index("dynalocal capacity"):]
+    assert len(re.findall(r"test_tiny_\d: orders: ", summary)) == 5  # one line per table per test
+
+
+APP = """
+import os
+import boto3
+
+ORIGINAL = os.environ.get("AWS_ENDPOINT_URL_DYNAMODB")
+
+def app_tables():  # the application builds its own client, as applications do
+    return boto3.client("dynamodb").list_tables()["TableNames"]
+
+def app_create(name):
+    boto3.resource("dynamodb").create_table(
+        TableName=name, KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}], BillingMode="PAY_PER_REQUEST")
+"""
+
+
+def test_dynalocal_env_points_application_clients_at_the_server(pytester, monkeypatch):
+    monkeypatch.setenv("AWS_PROFILE", "no-such-profile")  # would make boto3 fail if the fixture kept it
+    monkeypatch.delenv("AWS_ENDPOINT_URL_DYNAMODB", raising=False)
+    pytester.makepyfile(APP + """
+def test_app_client(dynalocal_env, dynamodb_client, dynalocal):
+    assert dynalocal_env["AWS_ENDPOINT_URL_DYNAMODB"] == dynalocal.url == os.environ["AWS_ENDPOINT_URL_DYNAMODB"]
+    app_create("made-by-the-app")
+    assert dynamodb_client.list_tables()["TableNames"] == ["made-by-the-app"]  # the same server
+    assert app_tables() == ["made-by-the-app"]
+
+def test_environment_restored_after_the_test():
+    assert os.environ.get("AWS_ENDPOINT_URL_DYNAMODB") == ORIGINAL
+    assert os.environ["AWS_PROFILE"] == "no-such-profile"
+""")
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+def test_dynalocal_env_follows_namespace_isolation(pytester):
+    pytester.makeini("[pytest]\ndynalocal_isolation = namespace\n")
+    pytester.makepyfile(APP + """
+def test_first(dynalocal_env, dynalocal):
+    assert dynalocal_env["AWS_ACCESS_KEY_ID"] == dynalocal.access_key
+    app_create("mine")
+    assert app_tables() == ["mine"]
+
+def test_second(dynalocal_env, dynamodb_client):
+    assert app_tables() == []  # the first test's table lives in its own namespace
+    app_create("mine")  # the same name again
+    assert dynamodb_client.list_tables()["TableNames"] == ["mine"]  # fixture and app clients agree
+""")
+    pytester.runpytest("-p", "no:cacheprovider").assert_outcomes(passed=2)
+
+
+def test_missing_boto3_names_the_extra_to_install(pytester):
+    pytester.makeconftest("""
+import sys
+import pytest
+
+@pytest.fixture(autouse=True)
+def no_boto3(monkeypatch):
+    monkeypatch.setitem(sys.modules, "boto3", None)  # `import boto3` now fails as if not installed
+""")
+    pytester.makepyfile("def test_client(dynamodb_client):\n    pass\n")
+    result = pytester.runpytest("-p", "no:cacheprovider")
+    result.assert_outcomes(errors=1)
+    assert ("ModuleNotFoundError: dynalocal's boto3 clients and pytest fixtures need boto3, which is not installed: "
+            "pip install 'dynalocal[pytest]'") in result.stdout.str()
