@@ -83,6 +83,8 @@ class _Session:
             except ValueError as err:
                 raise pytest.UsageError(f"dynalocal: {err}") from None
             assert self.server.ctx is not None  # set when it started
+            # the server's throttle log names the ini option, where a pytest user sets the mode
+            self.server.ctx.capacity.where = "dynalocal_throttling = {mode} (pytest.ini)"
             worker = getattr(self.config, "workerinput", {}).get("workerid")
             server, mode = self.server, self.server.ctx.settings.throttling
             self.headers.append(f"{worker + ': ' if worker else ''}server {server.url} started in "
@@ -205,9 +207,11 @@ def would_be_warning(server: LocalServer, reports: list[TableReport]) -> str:
     """The warning for the throttles since the test's start that were recorded but not refused
     (empty when none): table, cause, count, and the fix in pytest.ini terms."""
     assert server.ctx is not None  # started
-    mode = server.ctx.settings.throttling
+    tables, capacity = server.ctx.db.tables, server.ctx.capacity
     lines = []
     for table, counts in server.throttles(reports=reports).items():
+        entry = tables.get(table)  # its mode: the dynalocal:throttling tag, else the server's
+        mode = capacity.mode(entry) if entry is not None else server.ctx.settings.throttling
         would_be = {cause: n for cause, n in counts.items() if _would_be(cause, mode)}
         if would_be:
             causes = ", ".join(f"{cause} {n}" for cause, n in would_be.items())

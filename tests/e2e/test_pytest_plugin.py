@@ -4,6 +4,8 @@ from __future__ import annotations
 import json
 import re
 
+import pytest
+
 pytest_plugins = ["pytester"]
 
 TABLE = """
@@ -205,9 +207,11 @@ def load(client, table, n):
 """
 
 
-def test_would_be_throttles_warn_in_the_test_that_caused_them(pytester):
-    # report mode: capacity-setting throttles are recorded, not refused (the `keys` default does the same)
-    pytester.makeini("[pytest]\ndynalocal_throttling = report\ndynalocal_burst_seconds = 0\n")
+@pytest.mark.parametrize("mode", ["keys", "report"])
+def test_would_be_throttles_warn_in_the_test_that_caused_them(pytester, mode):
+    # keys (the default: no ini line) and report: capacity-setting throttles are recorded, not refused
+    setting = "" if mode == "keys" else f"dynalocal_throttling = {mode}\n"
+    pytester.makeini(f"[pytest]\n{setting}dynalocal_burst_seconds = 0\n")
     pytester.makepyfile(FIXTURE_LOAD + """
 def test_loads_a_small_table(dynamodb_client):
     load(dynamodb_client, "fixture_load", 40)  # nothing refused: every put succeeds
@@ -221,7 +225,7 @@ def test_quiet(dynamodb_client):
     out = result.stdout.str()
     warning = re.search(r"test_loads_a_small_table\n.*DynalocalThrottleWarning: dynalocal: table fixture_load: "
                         r"(\d+) requests would have been throttled \(table rate (\d+)\) but were not refused "
-                        r"\(dynalocal_throttling = report\); fix: raise the table's ReadCapacityUnits/"
+                        rf"\(dynalocal_throttling = {mode}\); fix: raise the table's ReadCapacityUnits/"
                         r"WriteCapacityUnits \(or use PAY_PER_REQUEST\), or set dynalocal_throttling = enforce "
                         r"in pytest.ini to see them refused", out)
     assert warning and int(warning[1]) == int(warning[2]) > 0, out
