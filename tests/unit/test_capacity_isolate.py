@@ -61,15 +61,16 @@ def _table_write(ctx: Context, table: str, key: str, units: float) -> bool:
     return True
 
 
-def _load(clock: Clock, keys: list[str], seconds: int, write) -> list[dict[str, float]]:
-    """Write 800 WCU/s on each key for `seconds`; admitted units per key, per second."""
+def _load(clock: Clock, keys: list[str], seconds: int, write, fair: bool = True) -> list[dict[str, float]]:
+    """Write 800 WCU/s on each key for `seconds`; admitted units per key, per second. `fair`: the
+    keys take turns to come first (concurrent clients), else the last key always comes last."""
     out = []
     turn = 0
     for _ in range(seconds):
         admitted = dict.fromkeys(keys, 0.0)
         for _ in range(int(1 / STEP)):
             clock.now += STEP
-            turn += 1
+            turn += 1 if fair else 0
             for key in keys[turn % len(keys):] + keys[:turn % len(keys)]:  # concurrent clients: no fixed order
                 if write(key):
                     admitted[key] += KB
@@ -116,7 +117,7 @@ def test_traffic_spread_over_many_keys_doubles_the_partitions():
 
 # -- tables and GSIs under load -------------------------------------------------------------------
 
-def _table_case(count: int) -> tuple[list[dict[str, float]], list[str], object, object]:
+def _table_case(count: int, fair: bool = True, seconds: int = 75) -> tuple[list, list[str], object, object]:
     ctx, clock = _server()
     name = "shared"
     body = {"TableName": name, "KeySchema": [{"AttributeName": "p", "KeyType": "HASH"}],
@@ -124,8 +125,8 @@ def _table_case(count: int) -> tuple[list[dict[str, float]], list[str], object, 
     assert _call(ctx, "CreateTable", body) == 200
     t = ctx.db.tables[name].table
     keys = _sharing(t, t.schema, count)
-    seconds = _load(clock, keys, 75, lambda key: _table_write(ctx, name, key, KB))
-    return seconds, keys, t, ctx.capacity.meter(ctx.db.tables[name])
+    admitted = _load(clock, keys, seconds, lambda key: _table_write(ctx, name, key, KB), fair)
+    return admitted, keys, t, ctx.capacity.meter(ctx.db.tables[name])
 
 
 def test_two_and_three_table_keys_sharing_a_partition_end_apart_and_unthrottled():
@@ -136,6 +137,12 @@ def test_two_and_three_table_keys_sharing_a_partition_end_apart_and_unthrottled(
         at = _isolated_at(seconds)
         assert model.SPLIT_SECONDS <= at <= model.SPLIT_SECONDS + 2, f"{count} keys isolated at {at} s"
         assert m.splits == 1, "one split isolates them; alone, each key never splits again"
+
+
+def test_a_key_starved_while_its_partition_was_capped_is_split_off_by_the_next_window():
+    seconds, keys, t, m = _table_case(3, fair=False, seconds=3 * model.SPLIT_SECONDS)
+    assert len(_partitions_of(t, t.schema, keys)) == 3
+    assert _isolated_at(seconds) <= 2 * model.SPLIT_SECONDS + 2 and m.splits == 2
 
 
 def test_a_single_hot_key_never_splits_for_heat():
