@@ -17,8 +17,10 @@ The adaptive model (the default: DynamoDB as it runs today, docs/behaviour/capac
   are a further bucket refilled at the maximum, holding one second of it.
 * heat splits (adaptive model, both modes): a partition that ran at >= 80 % of a ceiling (or
   was throttled by it) for SPLIT_SECONDS (30) consecutive seconds asks for a split, unless one
-  partition-key value carries at least half of its traffic (a split cannot separate a key's
-  items). The split doubles the partition count (equal token ranges: every range halves).
+  partition-key value carries 90 % of its load in that window (a split cannot separate a key's
+  items). The split isolates its hot keys: the partition count becomes the smallest doubling
+  that puts them on different partitions (equal token ranges), or doubles when the traffic is
+  spread over many keys (capacity/split.py).
 The classic model (opt-in): no table-level bucket; each partition has a provisioned share
 (rate / partitions, `burst_seconds` of it) besides its ceiling, and no heat splits.
 
@@ -48,15 +50,15 @@ from collections.abc import Callable, Iterable
 
 from dynalocal.capacity.bucket import Bucket
 from dynalocal.capacity.carry import carry_over
+from dynalocal.capacity.split import key_loads, snapshot, split_count, window_load
+from dynalocal.capacity.units import CEILING
 
-CEILING = (3000.0, 1000.0)  # what one partition sustains per second: (read, write)
 NEW_ON_DEMAND = (12000.0, 4000.0)  # warm throughput of a new on-demand table or GSI
 TABLE_QUOTA = 40000.0  # default per-table on-demand quota (DescribeLimits), per direction
 RING = 300  # seconds of per-second records
 PEAK_WINDOW = 30  # seconds averaged to measure a sustained peak
 SPLIT_SECONDS = 30  # consecutive hot seconds before a partition asks for a split
 HOT_FRACTION = 0.8  # of a partition's ceiling: a second at or above it is hot
-ONE_KEY_FRACTION = 0.5  # a partition whose hottest key has this share of its units is not split
 KEY_LIMIT = 1000  # partition keys counted per partition before the coldest half is folded
 LOG_LIMIT = 1024  # charges kept in a meter's log before they are added to its records
 
@@ -89,7 +91,7 @@ class PartMeter:
     """Ceiling buckets, classic share buckets and records of one partition."""
 
     __slots__ = ("cap", "share", "units", "requests", "burst", "ring", "sec", "throttles", "throttle_ring",
-                 "keys", "other", "folded", "hot_secs", "throttled_sec", "since")
+                 "keys", "other", "folded", "hot_secs", "base", "throttled_sec", "since")
 
     def __init__(self, partition_burst: float, share: tuple[float, float] | None, burst: float, now: float) -> None:
         self.cap = [Bucket(c, c * max(partition_burst, 1.0), now, KEY_RANGE) for c in CEILING]
@@ -106,6 +108,7 @@ class PartMeter:
         self.other = [0.0, 0.0, 0, 0]  # folded keys' counts
         self.folded = 0  # keys folded into `other`
         self.hot_secs = 0
+        self.base: dict[bytes, float] | None = None  # keys' loads when the hot streak began (split_to)
         self.throttled_sec = -1  # last second with a key-range throttle
         self.since = now
 
@@ -146,14 +149,12 @@ class PartMeter:
         burst = [b + max(0.0, self.ring[d][i] - CEILING[d]) for d, b in enumerate(self.burst)]
         return list(self.units), list(self.requests), burst
 
-    def one_key_dominates(self) -> bool:
-        """Whether one partition-key value carries ONE_KEY_FRACTION of the units counted for the
-        keys now in this partition (counts since each key was first seen: they move with splits)."""
-        if not self.keys:
-            return False
-        units = [c[0] + c[1] for c in self.keys.values()]
-        total = sum(units) + self.other[0] + self.other[1]
-        return total > 0 and max(units) >= ONE_KEY_FRACTION * total
+    def split_to(self, count: int, last: int) -> int | None:
+        """The partition count this hot partition asks for, out of `count`, judged on the keys'
+        load since its hot streak began (capacity.split); None: no split (one key carries it)."""
+        seconds = range(last - self.hot_secs + 2, last + 1)  # the streak's seconds after `base` was taken
+        total = window_load(self.ring, (s % RING for s in seconds))
+        return split_count(key_loads(self.keys, self.base or {}), total, count)
 
 
 class Meter:
@@ -403,12 +404,18 @@ class Meter:
         for part in self.parts:
             hot = gap == 1 and (part.throttled_sec == last or (part.sec == last and any(
                 part.ring[d][last % RING] >= HOT_FRACTION * CEILING[d] for d in (READ, WRITE))))
-            part.hot_secs = part.hot_secs + 1 if hot else 0
+            if not hot:
+                part.hot_secs, part.base = 0, None
+                continue
+            if part.hot_secs == 0:
+                part.base = snapshot(part.keys)  # the keys' loads before the window judged below
+            part.hot_secs += 1
             if part.hot_secs >= SPLIT_SECONDS:
-                part.hot_secs = 0
-                if not part.one_key_dominates():
+                count = part.split_to(len(self.parts), last)
+                part.hot_secs, part.base = 0, None
+                if count is not None:
                     self.splits += 1
-                    self.split_floor = max(self.split_floor, 2 * len(self.parts))
+                    self.split_floor = max(self.split_floor, count)
                     self._ask_layout()
 
     def _ask_layout(self) -> None:

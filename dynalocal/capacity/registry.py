@@ -26,6 +26,7 @@ from typing import Protocol
 from dynalocal.capacity.charge import Charge
 from dynalocal.capacity.meter import CEILING, NEW_ON_DEMAND, Meter
 from dynalocal.capacity.modes import key_design_refusal, refused, table_mode
+from dynalocal.capacity.split import MAX_PARTITIONS
 from dynalocal.capacity.throttle import CLI_WHERE, ThrottleLog, note, throttle_error
 from dynalocal.errors import DynamoError
 from dynalocal.storage.database import Database, TableEntry
@@ -34,7 +35,6 @@ from dynalocal.storage.table import ItemStore
 
 PARTITIONS_TAG = "dynalocal:partitions"
 MODEL_TAG = "dynalocal:capacity-model"
-MAX_PARTITIONS = 4096
 
 
 def declared_warm(spec: dict | None) -> tuple[float, float] | None:

@@ -3,6 +3,7 @@ from __future__ import annotations
 
 READ_UNIT = 4096
 WRITE_UNIT = 1024
+CEILING = (3000.0, 1000.0)  # units one partition sustains per second: (read, write)
 
 
 def read_units(size: int, consistent: bool) -> float:
