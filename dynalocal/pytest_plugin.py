@@ -19,6 +19,8 @@ from typing import TYPE_CHECKING, Any
 
 import pytest
 
+from dynalocal.config import OPTIONS as SERVER_OPTIONS
+
 if TYPE_CHECKING:
     from dynalocal.diagnosis.engine import TableReport
     from dynalocal.testing import LocalServer
@@ -136,8 +138,13 @@ def pytest_addoption(parser: pytest.Parser) -> None:
                         help=help_text + " (overrides the ini option)")
 
 
+THROTTLING_MODES = next(o.choices for o in SERVER_OPTIONS if o.field == "throttling")
+
+
 def pytest_configure(config: pytest.Config) -> None:
     config.stash[_STATE] = _Session(config)
+    config.addinivalue_line("markers", "dynalocal_throttling(mode): this test's throttling mode (keys, enforce, "
+                            "report or off), e.g. enforce to see capacity-setting throttles refused")
 
 
 def pytest_unconfigure(config: pytest.Config) -> None:
@@ -159,10 +166,21 @@ def dynalocal(request: pytest.FixtureRequest, dynalocal_server: LocalServer) -> 
     isolation = state.option("isolation")
     if isolation == "namespace":
         dynalocal_server.namespace()
+    marker = request.node.get_closest_marker("dynalocal_throttling")
+    settings = dynalocal_server.ctx.settings if dynalocal_server.ctx is not None else None
+    session_mode = settings.throttling if settings is not None else None
+    if marker is not None and settings is not None:
+        mode = marker.args[0] if marker.args else marker.kwargs.get("mode", "")
+        if mode not in THROTTLING_MODES:
+            raise pytest.UsageError(
+                f"dynalocal_throttling marker: {mode!r} is not one of {', '.join(THROTTLING_MODES)}")
+        settings.throttling = mode  # requests of one test run one at a time: restored below
     dynalocal_server.mark()
-    yield dynalocal_server
+    yield dynalocal_server  # teardown below runs whether the test passed or not
     reports = dynalocal_server.report()
     warning = would_be_warning(dynalocal_server, reports)
+    if settings is not None and session_mode is not None:
+        settings.throttling = session_mode
     if warning:
         request.node.warn(DynalocalThrottleWarning(warning))
     if isolation != "none":  # with `none`, tables live for the session: judged once, at its end
@@ -207,12 +225,12 @@ def would_be_warning(server: LocalServer, reports: list[TableReport]) -> str:
     """The warning for the throttles since the test's start that were recorded but not refused
     (empty when none): table, cause, count, and the fix in pytest.ini terms."""
     assert server.ctx is not None  # started
-    tables, capacity = server.ctx.db.tables, server.ctx.capacity
+    from dynalocal.testing import would_be as only_recorded  # loaded already: a server ran (module docstring)
+
     lines = []
     for table, counts in server.throttles(reports=reports).items():
-        entry = tables.get(table)  # its mode: the dynalocal:throttling tag, else the server's
-        mode = capacity.mode(entry) if entry is not None else server.ctx.settings.throttling
-        would_be = {cause: n for cause, n in counts.items() if _would_be(cause, mode)}
+        mode = server.table_mode(table)  # its dynalocal:throttling tag, else the server's
+        would_be = {cause: n for cause, n in counts.items() if only_recorded(cause, mode)}
         if would_be:
             causes = ", ".join(f"{cause} {n}" for cause, n in would_be.items())
             fixes = dict.fromkeys(_fix(cause) for cause in would_be)
@@ -220,18 +238,6 @@ def would_be_warning(server: LocalServer, reports: list[TableReport]) -> str:
                          f"but were not refused (dynalocal_throttling = {mode}); fix: {'; '.join(fixes)}, or set "
                          f"dynalocal_throttling = enforce in pytest.ini to see them refused")
     return "dynalocal: " + "\n".join(lines) if lines else ""
-
-
-def _would_be(cause: str, mode: str) -> bool:
-    """Whether a throttle of this cause was only recorded under this throttling mode (see README)."""
-    from dynalocal.diagnosis import figures as f  # only once a server ran (module docstring)
-
-    base = cause.split(" (index ")[0]
-    if base == f.GSI_BACK_PRESSURE:  # the index's own cause is counted and labelled beside it
-        return False
-    if mode == "report":
-        return True
-    return mode == "keys" and base in (f.TABLE_RATE, f.ON_DEMAND_MAXIMUM, f.ON_DEMAND_SCALING, f.TABLE_QUOTA)
 
 
 def _fix(cause: str) -> str:

@@ -17,6 +17,7 @@ from typing import TYPE_CHECKING, Any
 
 from dynalocal.cli.build import build_server
 from dynalocal.config import Settings
+from dynalocal.diagnosis import figures
 from dynalocal.diagnosis.collect import collect
 from dynalocal.diagnosis.engine import TableReport, diagnose
 from dynalocal.engine.context import Context
@@ -237,13 +238,25 @@ class LocalServer:
         return out
 
     def assert_no_throttles(self, table: str | None = None) -> None:
-        """Fail if any request (of `table`, or of any table) was throttled since the test started."""
+        """Fail if any request (of `table`, or of any table) was throttled since the test started,
+        refused or would-be (recorded, not refused, under the table's mode): the message says which."""
         thrown = self.throttles(table)
         if thrown:
             verdicts = {t.table: t.verdict.summary for t in self.report(table) if t.table in thrown}
-            lines = [f"{name}: {sum(c.values())} throttled ({', '.join(f'{k} {v}' for k, v in c.items())}); "
-                     f"{verdicts[name]}" for name, c in thrown.items()]
+            lines = []
+            for name, counts in thrown.items():
+                mode = self.table_mode(name)
+                kinds = {c: f"would-be: recorded, not refused under {mode}" if would_be(c, mode) else "refused"
+                         for c in counts}
+                causes = ", ".join(f"{cause} {n} ({kinds[cause]})" for cause, n in counts.items())
+                lines.append(f"{name}: {sum(counts.values())} throttled ({causes}); {verdicts[name]}")
             raise CapacityAssertionError("requests were throttled:\n" + "\n".join(lines))
+
+    def table_mode(self, table: str) -> str:
+        """A table's throttling mode: its `dynalocal:throttling` tag, else the server's."""
+        assert self.ctx is not None, "server not started"
+        entry = self.ctx.db.tables.get(table)
+        return self.ctx.capacity.mode(entry) if entry is not None else self.ctx.settings.throttling
 
     def assert_no_hot_partition(self, table: str, max_share: float = 0.5, direction: str | None = None) -> None:
         """Fail if one partition of `table` (or of one of its GSIs) took more than `max_share` of its
@@ -267,3 +280,15 @@ class LocalServer:
                 raise CapacityAssertionError(
                     f"{what}: partition {worst} of {len(units)} took {units[worst] / total:.0%} of {m.direction} "
                     f"units (max_share={max_share:.0%}); its busiest keys: {keys}. {reports[0].verdict.summary}")
+
+
+def would_be(cause: str, mode: str) -> bool:
+    """Whether a throttle of this cause (a diagnosis cause name) was only recorded, not refused, under
+    this throttling mode: all in report, the capacity-setting ones in keys (see capacity.modes)."""
+    base = cause.split(" (index ")[0]
+    if base == figures.GSI_BACK_PRESSURE:  # the index's own cause is counted and labelled beside it
+        return False
+    if mode == "report":
+        return True
+    return mode == "keys" and base in (figures.TABLE_RATE, figures.ON_DEMAND_MAXIMUM, figures.ON_DEMAND_SCALING,
+                                       figures.TABLE_QUOTA)

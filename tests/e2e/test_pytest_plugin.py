@@ -333,3 +333,30 @@ def no_boto3(monkeypatch):
     result.assert_outcomes(errors=1)
     assert ("ModuleNotFoundError: dynalocal's boto3 clients and pytest fixtures need boto3, which is not installed: "
             "pip install 'dynalocal[pytest]'") in result.stdout.str()
+
+
+def test_a_marker_enforces_and_assert_no_throttles_says_which_kind(pytester):
+    # the default (keys) records a 1/1 table's capacity-setting throttles; the marker refuses them
+    pytester.makeini("[pytest]\ndynalocal_burst_seconds = 0\n")
+    pytester.makepyfile(FIXTURE_LOAD + """
+import pytest
+from botocore.exceptions import ClientError
+from dynalocal.testing import CapacityAssertionError
+
+def test_default_records(dynalocal):
+    load(dynalocal.client(retries={"max_attempts": 1}), "recorded", 20)  # nothing refused
+    with pytest.raises(CapacityAssertionError, match=r"table rate \\d+ \\(would-be: recorded, not refused under keys\\)"):
+        dynalocal.assert_no_throttles()
+
+@pytest.mark.dynalocal_throttling("enforce")
+def test_marker_refuses(dynalocal):
+    with pytest.raises(ClientError, match="ProvisionedThroughputExceeded"):
+        load(dynalocal.client(retries={"max_attempts": 1}), "refused", 20)
+    with pytest.raises(CapacityAssertionError, match=r"table rate \\d+ \\(refused\\)"):
+        dynalocal.assert_no_throttles()
+
+def test_mode_restored_after_the_marked_test(dynalocal):
+    assert dynalocal.ctx.settings.throttling == "keys"
+""")
+    result = pytester.runpytest("-p", "no:cacheprovider", "-W", "ignore::dynalocal.pytest_plugin.DynalocalThrottleWarning")
+    result.assert_outcomes(passed=3)
