@@ -4,6 +4,7 @@ from __future__ import annotations
 
 import pytest
 from botocore.exceptions import ClientError
+from server_process import ServerProcess
 
 ALL = {"ProjectionType": "ALL"}
 
@@ -365,3 +366,32 @@ def test_keys_only_projection_holds_every_key_attribute(ddb, make_table):
     out = ddb.query(TableName=table, IndexName="gsi", KeyConditionExpression="a = :a AND b = :b",
                     ExpressionAttributeValues={":a": {"S": "1"}, ":b": {"S": "2"}})
     assert out["Items"] == [{"pk": {"S": "p"}, "a": {"S": "1"}, "b": {"S": "2"}}]
+
+
+@pytest.mark.parametrize("stop", ["sigkill", "sigterm"])
+def test_restart_keeps_the_key_schema_and_the_index(tmp_path, stop):
+    server = ServerProcess(tmp_path / "data", log_path=tmp_path / "server.log")
+    with server:
+        client = server.client()
+        client.create_table(TableName="stores", KeySchema=_keys(("pk", "HASH")), BillingMode="PAY_PER_REQUEST",
+                            AttributeDefinitions=[{"AttributeName": n, "AttributeType": "S"}
+                                                  for n in ("pk", "country", "state", "city")],
+                            GlobalSecondaryIndexes=[_gsi("byPlace", ("country", "HASH"), ("state", "RANGE"),
+                                                         ("city", "RANGE"))])
+        _put_stores(client, "stores")
+        client.update_item(TableName="stores", Key={"pk": {"S": "1"}}, UpdateExpression="SET city = :c",
+                           ExpressionAttributeValues={":c": {"S": "Everett"}})
+        query = {"KeyConditionExpression": "country = :c AND #s = :s", "ExpressionAttributeNames": {"#s": "state"}}
+        before = _cities(_q(client, "stores", query["KeyConditionExpression"], {"c": "US", "s": "WA"},
+                            ExpressionAttributeNames=query["ExpressionAttributeNames"]))
+        assert before == ["Everett", "Redmond"]
+        if stop == "sigkill":
+            server.kill()
+        else:
+            server.stop()
+        server.start()
+        client = server.client()
+        gsi = client.describe_table(TableName="stores")["Table"]["GlobalSecondaryIndexes"][0]
+        assert gsi["KeySchema"] == _keys(("country", "HASH"), ("state", "RANGE"), ("city", "RANGE"))
+        assert _cities(_q(client, "stores", query["KeyConditionExpression"], {"c": "US", "s": "WA"},
+                          ExpressionAttributeNames=query["ExpressionAttributeNames"])) == before
