@@ -35,7 +35,8 @@ def tt(ddb, make_table):
     """Table pk/sk with GSI gsi: HASH a (S), b (N); RANGE c (S), d (N)."""
     return make_table([("pk", "HASH"), ("sk", "RANGE")],
                       [("pk", "S"), ("sk", "N"), ("a", "S"), ("b", "N"), ("c", "S"), ("d", "N")],
-                      GlobalSecondaryIndexes=[_gsi("gsi", ("a", "HASH"), ("b", "HASH"), ("c", "RANGE"), ("d", "RANGE"))])
+                      GlobalSecondaryIndexes=[_gsi("gsi", ("a", "HASH"), ("b", "HASH"), ("c", "RANGE"),
+                                                   ("d", "RANGE"))])
 
 
 def _put_stores(ddb, table):
