@@ -396,3 +396,21 @@ def test_restart_keeps_the_key_schema_and_the_index(tmp_path, stop):
         assert gsi["KeySchema"] == _keys(("country", "HASH"), ("state", "RANGE"), ("city", "RANGE"))
         assert _cities(_q(client, "stores", query["KeyConditionExpression"], {"c": "US", "s": "WA"},
                           ExpressionAttributeNames=query["ExpressionAttributeNames"])) == before
+
+
+def test_partiql_select_on_the_index(ddb, stores):
+    _put_stores(ddb, stores)
+    out = ddb.execute_statement(Statement=f'SELECT city FROM "{stores}"."byPlace" WHERE country = ? AND "state" = ?',
+                                Parameters=[{"S": "US"}, {"S": "CA"}])
+    assert [i["city"]["S"] for i in out["Items"]] == ["Fresno", "Oakland"]
+    out = ddb.execute_statement(Statement=f'SELECT city FROM "{stores}"."byPlace" WHERE country = ? AND city > ? '
+                                          'ORDER BY "state" DESC', Parameters=[{"S": "US"}, {"S": "C"}])
+    assert [i["city"]["S"] for i in out["Items"]] == ["Seattle", "Redmond", "Oakland", "Fresno"]
+    out = ddb.execute_statement(Statement=f'SELECT city FROM "{stores}"."byPlace" WHERE city = ?',
+                                Parameters=[{"S": "Victoria"}])  # no HASH equality: a Scan of the index
+    assert out["Items"] == [{"city": {"S": "Victoria"}}]
+    with pytest.raises(ClientError) as e:
+        ddb.execute_statement(Statement=f'SELECT city FROM "{stores}"."byPlace" WHERE country = ?',
+                              Parameters=[{"N": "1"}])
+    assert _error(e) == ("ValidationException", "Key attribute's data type should match its data type in table's "
+                         "schema: Key country")
