@@ -17,7 +17,7 @@ HASH_ONLY = KeySchema("id", "S")
 
 
 def entry(schema: KeySchema = TABLE):
-    return SimpleNamespace(table=SimpleNamespace(schema=schema, indexes={"gsi": SimpleNamespace(schema=GSI)}))
+    return SimpleNamespace(table=SimpleNamespace(schema=schema, indexes={"gsi": SimpleNamespace(schema=GSI, multi=None)}))
 
 
 def planned(text: str, schema: KeySchema = TABLE):
