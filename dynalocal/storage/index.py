@@ -86,6 +86,11 @@ class Index(ItemStore):
             self.attrs = frozenset(names) | frozenset(extra)
 
     @property
+    def hash_kind(self) -> str:
+        """The partition key's type as the capacity report shows keys: "(S,N)" for a HASH tuple."""
+        return self.multi.hash_kind if self.multi is not None else self.schema.hash_type
+
+    @property
     def is_global(self) -> bool:
         return self.kind == "GSI"
 

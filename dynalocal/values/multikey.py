@@ -100,22 +100,24 @@ class MultiKey:
         except ValidationException:  # an oversized key stored before the index existed
             return None
 
-    def show(self, pk_prefix: bytes) -> str:
-        """The HASH tuple of a partition prefix, as text (B values in base64)."""
-        out = []
-        rest = pk_prefix[10:]
-        for _, kind in self.hash_attrs:
-            end = _term_at(rest)
-            raw = rest[:end].replace(b"\x00\xff", b"\x00")
-            rest = rest[end + 2:]
-            out.append(base64.b64encode(raw).decode() if kind == "B" else raw.decode("utf-8", "replace"))
-        return "(" + ", ".join(out) + ")"
+    @property
+    def hash_kind(self) -> str:
+        """The types of the HASH tuple as `show_tuple` reads them, e.g. "(S,N)"."""
+        return "(" + ",".join(kind for _, kind in self.hash_attrs) + ")"
 
 
-def _term_at(data: bytes) -> int:
-    """Index of the first TERM that is not part of an escaped 0x00."""
-    i = data.find(TERM)
-    return len(data) if i < 0 else i
+def show_tuple(kinds: str, pk_prefix: bytes) -> str:
+    """The HASH tuple of a partition prefix token(8)|len(2)|ipk as text, e.g. "(US, 98101)" (B in base64);
+    `kinds` is MultiKey.hash_kind."""
+    out = []
+    rest = pk_prefix[10:]
+    for kind in kinds.strip("()").split(","):
+        end = rest.find(TERM)  # escaped values hold no TERM: each 0x00 of a value is followed by 0xFF
+        end = len(rest) if end < 0 else end
+        raw = rest[:end].replace(b"\x00\xff", b"\x00")
+        rest = rest[end + 2:]
+        out.append(base64.b64encode(raw).decode() if kind == "B" else raw.decode("utf-8", "replace"))
+    return "(" + ", ".join(out) + ")"
 
 
-__all__ = ["MultiKey", "MAX_ELEMENTS"]
+__all__ = ["MultiKey", "MAX_ELEMENTS", "show_tuple"]

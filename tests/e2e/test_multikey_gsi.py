@@ -2,6 +2,8 @@
 rules and errors, sort order, filters, paging, Scan, back-fill, batch and transaction writes."""
 from __future__ import annotations
 
+import json
+
 import pytest
 from botocore.exceptions import ClientError
 from server_process import ServerProcess
@@ -414,3 +416,18 @@ def test_partiql_select_on_the_index(ddb, stores):
                               Parameters=[{"N": "1"}])
     assert _error(e) == ("ValidationException", "Key attribute's data type should match its data type in table's "
                          "schema: Key country")
+
+
+def test_admin_views_show_the_key_tuples(ddb, server, make_table):
+    table = make_table([("pk", "HASH")], [("pk", "S"), ("country", "S"), ("zip", "N"), ("city", "S")],
+                       GlobalSecondaryIndexes=[_gsi("byZip", ("country", "HASH"), ("zip", "HASH"), ("city", "RANGE"))])
+    for i in range(3):
+        ddb.put_item(TableName=table, Item={"pk": {"S": str(i)}, "country": {"S": "US"}, "zip": {"N": "98101"},
+                                            "city": {"S": "Seattle"}})
+    status, _, raw = server.raw(None, None, method="GET", path="/_dynalocal/tables")
+    listed = next(t for t in json.loads(raw)["tables"] if t["name"] == table)
+    assert listed["indexes"][0]["key_schema"]["partition_keys"] == ["country", "zip"]
+    assert listed["indexes"][0]["key_schema"]["sort_keys"] == ["city"]
+    status, _, raw = server.raw(None, None, method="GET", path=f"/_dynalocal/tables/{table}/partitions")
+    hot = [k for p in json.loads(raw)["indexes"]["byZip"] for k in p["hot_keys"]]
+    assert hot == [{"key": "(US, 98101)", "units": 3.0}]
