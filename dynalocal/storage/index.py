@@ -133,17 +133,22 @@ class Index(ItemStore):
     def start_key(self, esk: dict) -> bytes:
         """Store key of a validated ExclusiveStartKey (index keys plus table keys)."""
         key = self.store_key(esk, self.table_schema.encode_item(esk))
-        if key is None and self.multi is not None:  # values beyond the size limits: raise their error
+        if key is not None:
+            return key
+        for name, kind, _ in self.key_attrs:  # an empty S or B key value is not in any index
+            if esk[name][kind] == "":
+                what = "string" if kind == "S" else "binary"
+                raise invalid(f"The AttributeValue for a key attribute cannot contain an empty {what} value. "
+                              f"Key: {name}")
+        if self.multi is not None:  # values beyond the size limits: raise their error
             hashes, ranges = self.multi.values_of(esk) or ([], [])
             self.multi.partition_prefix(hashes)
             self.multi.sort_prefix(ranges)
-            raise AssertionError("an index start key that fits the limits has a store key")
-        if key is None:  # the (validated) start key's index key values are beyond the size limits
+        else:
             schema = self.schema
             schema.encode(esk[schema.hash_name][schema.hash_type],
                           esk[schema.range_name][schema.range_type] if schema.range_name is not None else None)
-            raise AssertionError("an index start key that fits the limits has a store key")
-        return key
+        raise AssertionError("an index start key that fits the limits has a store key")
 
     # -- maintenance --------------------------------------------------------------------------
 

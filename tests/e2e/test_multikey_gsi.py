@@ -431,3 +431,29 @@ def test_admin_views_show_the_key_tuples(ddb, server, make_table):
     status, _, raw = server.raw(None, None, method="GET", path=f"/_dynalocal/tables/{table}/partitions")
     hot = [k for p in json.loads(raw)["indexes"]["byZip"] for k in p["hot_keys"]]
     assert hot == [{"key": "(US, 98101)", "units": 3.0}]
+
+
+def test_index_writes_are_charged_to_the_index(ddb, stores):
+    item = {"pk": {"S": "1"}, "country": {"S": "US"}, "state": {"S": "WA"}, "city": {"S": "Seattle"}}
+    out = ddb.put_item(TableName=stores, Item=item, ReturnConsumedCapacity="INDEXES")
+    assert out["ConsumedCapacity"]["GlobalSecondaryIndexes"] == {"byPlace": {"CapacityUnits": 1.0}}
+    out = ddb.put_item(TableName=stores, Item={**item, "city": {"S": "Tacoma"}}, ReturnConsumedCapacity="INDEXES")
+    assert out["ConsumedCapacity"]["GlobalSecondaryIndexes"] == {"byPlace": {"CapacityUnits": 2.0}}  # moved
+    out = ddb.put_item(TableName=stores, Item={**item, "n": {"S": "x"}, "city": {"S": "Tacoma"}},
+                       ReturnConsumedCapacity="INDEXES")
+    assert out["ConsumedCapacity"]["GlobalSecondaryIndexes"] == {"byPlace": {"CapacityUnits": 1.0}}  # updated
+    out = ddb.put_item(TableName=stores, Item={"pk": {"S": "2"}, "country": {"S": "US"}},
+                       ReturnConsumedCapacity="INDEXES")
+    assert "GlobalSecondaryIndexes" not in out["ConsumedCapacity"]  # not indexed: no index write
+
+
+def test_empty_start_key_value_is_refused(ddb, tt):
+    esk = {**_full(1), "c": {"S": ""}}
+    message = ("One or more parameter values were invalid: The AttributeValue for a key attribute cannot contain an "
+               "empty string value. Key: c")
+    with pytest.raises(ClientError) as e:
+        _q(ddb, tt, "a = :a AND b = :b", {"a": "x", "b": 1}, index="gsi", ExclusiveStartKey=esk)
+    assert _error(e) == ("ValidationException", message)
+    with pytest.raises(ClientError) as e:
+        ddb.scan(TableName=tt, IndexName="gsi", ExclusiveStartKey=esk)
+    assert _error(e) == ("ValidationException", message)
