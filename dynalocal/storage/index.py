@@ -22,6 +22,7 @@ from dynalocal.storage.mutation import Mutation
 from dynalocal.storage.partition import Record
 from dynalocal.storage.table import ItemStore, Table
 from dynalocal.values.attributes import item_size
+from dynalocal.values import numbers
 from dynalocal.values.blob import dumps
 from dynalocal.values.keys import (
     HASH_TOO_BIG,
@@ -132,6 +133,8 @@ class Index(ItemStore):
 
     def start_key(self, esk: dict) -> bytes:
         """Store key of a validated ExclusiveStartKey (index keys plus table keys)."""
+        if self.multi is not None:  # numbers as items store them, so `1.0` finds the entries of `1`
+            esk = {**esk, **{n: {"N": numbers.canonical(esk[n]["N"])} for n, k, _ in self.key_attrs if k == "N"}}
         key = self.store_key(esk, self.table_schema.encode_item(esk))
         if key is not None:
             return key
