@@ -21,8 +21,8 @@ from dynalocal.errors import ValidationException, invalid
 from dynalocal.storage.mutation import Mutation
 from dynalocal.storage.partition import Record
 from dynalocal.storage.table import ItemStore, Table
-from dynalocal.values.attributes import item_size
 from dynalocal.values import numbers
+from dynalocal.values.attributes import item_size
 from dynalocal.values.blob import dumps
 from dynalocal.values.keys import (
     HASH_TOO_BIG,
