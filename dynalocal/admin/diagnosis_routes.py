@@ -21,6 +21,7 @@ from dynalocal.engine.caller import ANONYMOUS, Caller
 from dynalocal.engine.context import Context
 from dynalocal.engine.dispatch import dispatch
 from dynalocal.values.keys import KeySchema
+from dynalocal.values.multikey import MultiKey
 
 CONSOLE_FILES = {"console.html": "text/html; charset=utf-8", "console.js": "text/javascript; charset=utf-8",
                  "console.css": "text/css; charset=utf-8"}
@@ -36,7 +37,7 @@ def table_list(ctx: Context) -> list[dict]:
         indexes = [{"name": index.name, "kind": "GSI" if index.is_global else "LSI",
                     "item_count": index.item_count, "size_bytes": index.size_bytes,
                     "partitions": len(index.partitions) if index.is_global else len(table.partitions),
-                    "key_schema": _keys(index.schema)}
+                    "key_schema": _keys(index.schema, index.multi)}
                    for index in table.indexes.values()]
         out.append({"name": name, "status": entry.status, "billing_mode": entry.billing_mode,
                     "read_capacity_units": entry.read_capacity if entry.billing_mode == "PROVISIONED" else None,
@@ -46,8 +47,13 @@ def table_list(ctx: Context) -> list[dict]:
     return out
 
 
-def _keys(schema: KeySchema) -> dict:
-    return {"partition_key": schema.hash_name, "sort_key": schema.range_name}
+def _keys(schema: KeySchema, multi: MultiKey | None = None) -> dict:
+    """The key's attribute names; a multi-attribute GSI key also lists its whole HASH and RANGE tuples."""
+    out: dict = {"partition_key": schema.hash_name, "sort_key": schema.range_name}
+    if multi is not None:
+        out["partition_keys"] = [name for name, _ in multi.hash_attrs]
+        out["sort_keys"] = [name for name, _ in multi.range_attrs]
+    return out
 
 
 def report(ctx: Context, table: str | None = None) -> list:

@@ -24,7 +24,7 @@ def partition_stats(ctx: Context, entry: TableEntry) -> list[dict]:
 def index_stats(ctx: Context, entry: TableEntry) -> dict[str, list[dict]]:
     """Per-partition figures of each GSI (LSIs live in, and are counted by, the table's partitions)."""
     return {name: _store_stats(meter_data(entry, ctx.capacity.index_meter(entry, index), index,
-                                          index.schema.hash_type, ctx.clock()))
+                                          index.hash_kind, ctx.clock()))
             for name, index in entry.table.indexes.items() if index.is_global}
 
 
@@ -113,7 +113,7 @@ def prometheus(ctx: Context) -> str:
         data = meter_data(entry, ctx.capacity.meter(entry), entry.table, entry.table.schema.hash_type, now)
         series.append((f'table="{name}"', data, _store_stats(data)))
         for index in sorted((i for i in entry.table.indexes.values() if i.is_global), key=lambda i: i.name):
-            data = meter_data(entry, ctx.capacity.index_meter(entry, index), index, index.schema.hash_type, now)
+            data = meter_data(entry, ctx.capacity.index_meter(entry, index), index, index.hash_kind, now)
             series.append((f'table="{name}",index="{index.name}"', data, _store_stats(data)))
     lines = []
     for field, metric, help_text in _METRICS:

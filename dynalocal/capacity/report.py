@@ -40,7 +40,7 @@ Contract (stable; only additions later). `snapshot` returns a dict:
                  "keys": [KEY, ...],          # counted partition-key values, hottest first
                  "other_keys": {"read_units", "write_units", "reads", "writes"}, "keys_folded": int,
                  "hot_seconds": int}          # consecutive seconds at >= 80 % of a ceiling
-    KEY = {"key": str, "key_type": "S"|"N"|"B", "read_units": float, "write_units": float,
+    KEY = {"key": str, "key_type": "S"|"N"|"B"|"(S,N,...)" (a HASH tuple), "read_units": float, "write_units": float,
            "reads": int, "writes": int, "last_second": int}
     CAUSE in "key_range", "table_rate", "partition_share", "on_demand_scaling", "on_demand_max",
              "account_limit", "gsi_backpressure" (the last on the base table's meter: the write
@@ -89,7 +89,7 @@ def snapshot(cap: Capacity, db: Database, table: str | None = None) -> dict[str,
         for index in entry.table.indexes.values():
             if index.is_global:
                 m = cap.index_meter(entry, index)
-                indexes[index.name] = meter_data(entry, m, index, index.schema.hash_type, now)
+                indexes[index.name] = meter_data(entry, m, index, index.hash_kind, now)
         table_data = meter_data(entry, tm.table, entry.table, entry.table.schema.hash_type, now)
         for data in (table_data, *indexes.values()):
             data["would_be"] = would_be(tm, data["index"])

@@ -29,6 +29,7 @@ from dynalocal.capacity.meter import (
 )
 from dynalocal.errors import DynamoError, ProvisionedThroughputExceededException, ThrottlingException
 from dynalocal.storage.database import TableEntry
+from dynalocal.values.multikey import show_tuple
 
 if TYPE_CHECKING:  # registry imports this module
     from dynalocal.capacity.registry import TableMeters
@@ -162,12 +163,15 @@ def _hottest(entry: TableEntry, m: Meter, p: int) -> str | None:
         return None
     pk, counts = max(keys.items(), key=lambda kv: kv[1][0] + kv[1][1])
     index = entry.table.indexes.get(m.index) if m.index else None
-    kind = index.schema.hash_type if index is not None else entry.table.schema.hash_type
+    kind = index.hash_kind if index is not None else entry.table.schema.hash_type
     return f"{show_key(kind, pk)} ({counts[0]:g} RCU, {counts[1]:g} WCU)"
 
 
 def show_key(kind: str, pk_prefix: bytes) -> str:
-    """A partition key value, from a key prefix token(8)|len(2)|bytes, as text (B: base64)."""
+    """A partition key value, from a key prefix token(8)|len(2)|bytes, as text (B: base64); a HASH tuple
+    (kind "(S,N)", docs/behaviour/multikey-gsi.md §2) as its values in parentheses."""
+    if kind.startswith("("):
+        return show_tuple(kind, pk_prefix)
     raw = pk_prefix[10:]
     if kind == "B":
         return base64.b64encode(raw).decode()

@@ -3,6 +3,7 @@ and UpdateTable's GSI Create (index_updates.py), so both answer with the same me
 from __future__ import annotations
 
 from dynalocal.errors import ValidationException, invalid
+from dynalocal.values.multikey import MAX_ELEMENTS
 
 
 def check_key_schema(elements: list[dict], types: dict[str, str]) -> None:
@@ -17,6 +18,29 @@ def check_key_schema(elements: list[dict], types: dict[str, str]) -> None:
         raise ValidationException("Invalid KeySchema: The first KeySchemaElement is not a HASH key type")
     if len(elements) == 2 and elements[1]["KeyType"] != "RANGE":
         raise ValidationException("Invalid KeySchema: The second KeySchemaElement is not a RANGE key type")
+
+
+def check_gsi_key_schema(elements: list[dict], types: dict[str, str]) -> None:
+    """A GSI's key: 1 to 4 HASH elements, then 0 to 4 RANGE elements, each attribute once
+    (docs/behaviour/multikey-gsi.md); one HASH and at most one RANGE answer as check_key_schema does."""
+    kinds = [e["KeyType"] for e in elements]
+    if len(elements) <= 2 and kinds.count("HASH") == 1:
+        check_key_schema(elements, types)
+        return
+    if any(e["AttributeName"] not in types for e in elements):
+        check_key_schema(elements, types)  # the undefined-attribute message
+    if kinds[0] != "HASH":
+        raise ValidationException("Invalid KeySchema: The first KeySchemaElement is not a HASH key type")
+    names = [e["AttributeName"] for e in elements]
+    repeated = next((n for i, n in enumerate(names) if n in names[:i]), None)
+    if repeated is not None:
+        raise invalid(f"Invalid KeySchema: The attribute {repeated} appears more than once in the KeySchema")
+    if "RANGE" in kinds and "HASH" in kinds[kinds.index("RANGE"):]:
+        raise invalid("Invalid KeySchema: Every HASH key element must come before every RANGE key element")
+    for kind in ("HASH", "RANGE"):
+        if kinds.count(kind) > MAX_ELEMENTS:
+            raise invalid(f"Invalid KeySchema: A global secondary index may have at most {MAX_ELEMENTS} {kind} "
+                          "key elements")
 
 
 def check_projection(index: dict) -> None:

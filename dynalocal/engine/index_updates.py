@@ -6,10 +6,10 @@
 """
 from __future__ import annotations
 
-from dynalocal.engine.index_specs import check_gsi_throughput, check_key_schema, check_projection
+from dynalocal.engine.index_specs import check_gsi_key_schema, check_gsi_throughput, check_projection
 from dynalocal.errors import ResourceNotFoundException, invalid
 from dynalocal.storage.database import TableEntry
-from dynalocal.storage.index import Index, attach, detach, gsi_partitions, schema_of
+from dynalocal.storage.index import attach, detach, new_gsi
 
 MAX_GSIS = 20
 
@@ -57,7 +57,7 @@ def check(entry: TableEntry, body: dict, billing: str) -> list[dict]:
         if actions[0] == "Create":
             if name in all_names:
                 raise invalid(f"Attempting to create an index which already exists: {name}")
-            check_key_schema(action["KeySchema"], types)
+            check_gsi_key_schema(action["KeySchema"], types)
             check_projection(action)
             check_gsi_throughput(action, billing)
             if len(gsi_names) + 1 > MAX_GSIS:
@@ -77,8 +77,7 @@ def apply(entry: TableEntry, body: dict, definitions: list[dict]) -> None:
     for update in body.get("GlobalSecondaryIndexUpdates") or []:
         if update.get("Create") is not None:
             spec = dict(update["Create"])
-            index = Index(spec["IndexName"], "GSI", schema_of(spec["KeySchema"], definitions), entry.table.schema,
-                          spec["Projection"], gsi_partitions(spec, entry.billing_mode))
+            index = new_gsi(spec, definitions, entry.table.schema, entry.billing_mode)
             index.backfill(entry.table)
             attach(entry.table, index)
             spec["IndexStatus"], spec["Backfilling"] = "CREATING", True

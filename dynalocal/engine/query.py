@@ -16,12 +16,12 @@ from dynalocal.capacity.charge import Charge
 from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import compile_expressions, data_table
 from dynalocal.engine.context import Context
+from dynalocal.engine.keyconditions import check_multi_start, check_range_operands, java, key_value, plan_multi
 from dynalocal.errors import ValidationException, invalid
 from dynalocal.storage.database import TableEntry
 from dynalocal.storage.index import Index
 from dynalocal.storage.ranges import Page, read_range, read_scan, segment_tokens, sort_bounds, sort_matches
 from dynalocal.storage.table import ItemStore
-from dynalocal.values import numbers
 from dynalocal.values.attributes import validate_item
 from dynalocal.values.keys import KeySchema
 
@@ -70,23 +70,6 @@ def target_of(entry: TableEntry, body: dict, select: str) -> Index | None:
     return index
 
 
-def _key_value(av: dict, kind: str, name: str) -> str:
-    """The scalar of a key-condition operand, checked against the key's type."""
-    value = av.get(kind) if len(av) == 1 else None
-    if value is None:
-        raise invalid("Condition parameter type does not match schema type")
-    if value == "" and kind != "N":
-        what = "string" if kind == "S" else "binary"
-        raise ValidationException("One or more parameter values are not valid. The AttributeValue for a key "
-                                  f"attribute cannot contain an empty {what} value. Key: {name}")
-    return numbers.canonical(value) if kind == "N" else value
-
-
-def _java(av: dict) -> str:
-    ((tag, value),) = av.items()
-    return f"AttributeValue: {{{tag}:{value}}}"
-
-
 def _check_start_key(esk: dict, names: tuple[str, ...], types: dict[str, str], invalid_message: str) -> None:
     validate_item(esk)
     if len(esk) != len(names) or any(n not in esk for n in names):
@@ -102,6 +85,8 @@ def _key_types(table_schema: KeySchema, index: Index | None) -> dict[str, str]:
         types[schema.hash_name] = schema.hash_type
         if schema.range_name is not None:
             types[schema.range_name] = schema.range_kind
+    if index is not None and index.multi is not None:
+        types.update(index.multi.hash_attrs + index.multi.range_attrs)
     return types
 
 
@@ -128,25 +113,47 @@ def query(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
     compiled = compile_expressions(body, "Query")
     entry = data_table(ctx, caller, body["TableName"])
     index = target_of(entry, body, select)
-    schema = index.schema if index is not None else entry.table.schema
     assert compiled is not None and compiled.key_condition is not None  # a key condition is required (above)
-    hash_av, op, range_avs = compiled.key_condition.resolve(schema.hash_name, schema.range_name,
-                                                            schema.hash_type, schema.range_type)
-    h = _key_value(hash_av, schema.hash_type, schema.hash_name)
-    prefix = schema.partition_prefix(h)  # size-checked; every key the query reads starts with it
-    range_name = schema.range_name or ""  # range_avs is empty without a sort key
-    values = [schema.sort_key(_key_value(av, schema.range_kind, range_name)) for av in range_avs]
-    if op == "BEGINS_WITH" and schema.range_type == "N":
-        raise invalid("ComparisonOperator BEGINS_WITH is not valid for N AttributeValue type")
-    if op == "BETWEEN" and values[0] > values[1]:
-        if "KeyConditionExpression" in body:
-            raise ValidationException(
-                "Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal "
-                f"to lower bound; lower bound operand: {_java(range_avs[0])}, "
-                f"upper bound operand: {_java(range_avs[1])}")
-        raise ValidationException("The BETWEEN condition was provided a range where the lower bound is greater than "
-                                  "the upper bound")
-    key_names = schema.name_set
+    if index is not None and index.multi is not None:
+        multi = plan_multi(index.multi, compiled.key_condition, body)
+        prefix, bounds, key_names = multi.prefix, multi.bounds, frozenset(index.multi.names)
+    else:
+        schema = index.schema if index is not None else entry.table.schema
+        hash_av, op, range_avs = compiled.key_condition.resolve(schema.hash_name, schema.range_name,
+                                                                schema.hash_type, schema.range_type)
+        h = key_value(hash_av, schema.hash_type, schema.hash_name)
+        prefix = schema.partition_prefix(h)  # size-checked; every key the query reads starts with it
+        range_name = schema.range_name or ""  # range_avs is empty without a sort key
+        values = [schema.sort_key(key_value(av, schema.range_kind, range_name)) for av in range_avs]
+        check_range_operands(op, schema.range_type, values, range_avs, body)
+        key_names = schema.name_set
+        bounds = sort_bounds(prefix, op, values, escaped=index is not None)
+    _check_filter(body, compiled, key_names)
+    store: ItemStore = index if index is not None else entry.table
+    reverse = body.get("ScanIndexForward") is False
+    esk = body.get("ExclusiveStartKey")
+    if esk is not None:
+        if index is not None and index.multi is not None:
+            _check_start_key(esk, index.key_names, _key_types(entry.table.schema, index),
+                             "The provided starting key is invalid")
+            check_multi_start(index.multi, multi, esk)
+            start = index.start_key(esk)
+        else:
+            start = _query_start(entry, index, esk, h, op, values)
+        bounds = bounds.after(start, reverse)
+    # A GSI has its own partitions and meter; the table and its LSIs share the table's.
+    metered: ItemStore = index if index is not None and index.is_global else entry.table
+    part = metered.partition_index(prefix)
+    charge = ctx.capacity.charge(entry)
+    charge.admit(0, part, index)
+    page = read_range(store, bounds, reverse, body.get("Limit"))
+    if index is None and (entry.table.schema.range_name is None or op == "EQ"):
+        page.last_key = None  # a full-key query reads at most one item: nothing to resume
+    return respond(body, entry, index, compiled, select, page, charge, [(part, 1.0)], prefix)
+
+
+def _check_filter(body: dict, compiled: Any, key_names: frozenset[str]) -> None:
+    """A Query's filter may not read the queried key's attributes."""
     if "QueryFilter" in body:
         bad = next((n for n in body["QueryFilter"] if n in key_names), None)
         if bad is not None:
@@ -158,22 +165,6 @@ def query(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
         if bad is not None:
             raise ValidationException(
                 f"Filter Expression can only contain non-primary key attributes: Primary key attribute: {bad}")
-    store: ItemStore = index if index is not None else entry.table
-    bounds = sort_bounds(prefix, op, values, escaped=index is not None)
-    reverse = body.get("ScanIndexForward") is False
-    esk = body.get("ExclusiveStartKey")
-    if esk is not None:
-        start = _query_start(entry, index, esk, h, op, values)
-        bounds = bounds.after(start, reverse)
-    # A GSI has its own partitions and meter; the table and its LSIs share the table's.
-    metered: ItemStore = index if index is not None and index.is_global else entry.table
-    part = metered.partition_index(prefix)
-    charge = ctx.capacity.charge(entry)
-    charge.admit(0, part, index)
-    page = read_range(store, bounds, reverse, body.get("Limit"))
-    if index is None and (schema.range_name is None or op == "EQ"):
-        page.last_key = None  # a full-key query reads at most one item: nothing to resume
-    return respond(body, entry, index, compiled, select, page, charge, [(part, 1.0)], prefix)
 
 
 def _query_start(entry: TableEntry, index: Index | None, esk: dict, h: str, op: str | None,
@@ -181,7 +172,7 @@ def _query_start(entry: TableEntry, index: Index | None, esk: dict, h: str, op: 
     """Validate a Query's ExclusiveStartKey against the key condition; return its store key."""
     table_schema = entry.table.schema
     if index is None and table_schema.range_name is None:
-        shown = ", ".join(f"{k}={_java(v)}" for k, v in esk.items())
+        shown = ", ".join(f"{k}={java(v)}" for k, v in esk.items())
         raise ValidationException(f"The provided exclusive start key is invalid: ExclusiveStartKey: {{{shown}}}")
     names = index.key_names if index is not None else table_schema.names
     _check_start_key(esk, names, _key_types(table_schema, index), "The provided starting key is invalid")

@@ -8,7 +8,12 @@ from dynalocal.engine import index_updates, stream_spec, transient
 from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import control_table, new_table_name, scoped_names
 from dynalocal.engine.context import Context
-from dynalocal.engine.index_specs import check_gsi_throughput, check_key_schema, check_projection
+from dynalocal.engine.index_specs import (
+    check_gsi_key_schema,
+    check_gsi_throughput,
+    check_key_schema,
+    check_projection,
+)
 from dynalocal.engine.tags import check_tags
 from dynalocal.errors import ResourceInUseException, ValidationException, invalid
 from dynalocal.storage.database import TableEntry
@@ -82,7 +87,7 @@ def _indexes(body: dict, types: dict[str, str], schema: KeySchema, billing: str)
             raise invalid("GlobalSecondaryIndex count exceeds the per-table limit of 20")
         for gsi in gsis:
             name = gsi["IndexName"]
-            _key_schema(gsi["KeySchema"], types)
+            check_gsi_key_schema(gsi["KeySchema"], types)
             check_projection(gsi)
             check_gsi_throughput(gsi, billing)
             if name in names:

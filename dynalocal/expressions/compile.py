@@ -226,7 +226,7 @@ def _compile_legacy(params: dict, out: Compiled) -> None:
     if params.get("AttributeUpdates") is not None:
         out.update = Update(UpdatePlan(legacy.attribute_updates(params["AttributeUpdates"])), _NO_VALUES, _NO_VALUES)
     if params.get("KeyConditions") is not None:
-        out.key_condition = KeyCondition(legacy.key_conditions(params["KeyConditions"]))
+        out.key_condition = KeyCondition(legacy.key_conditions(params["KeyConditions"]), legacy=True)
     for name in ("QueryFilter", "ScanFilter"):
         if params.get(name) is not None:
             tree = legacy.filter_tree(params[name], operator)

@@ -13,6 +13,9 @@ _OPS = {"=": "EQ", "<": "LT", "<=": "LE", ">": "GT", ">=": "GE"}
 _FLIPPED = {"=": "=", "<": ">", "<=": ">=", ">": "<", ">=": "<="}
 _NOT_ALLOWED = frozenset(("attribute_exists", "attribute_not_exists", "attribute_type", "contains"))
 ONE_PER_KEY = "KeyConditionExpressions must only contain one condition per key"
+LEGACY_LENGTH = "Conditions can be of length 1 or 2 only"
+MAX_LEAVES = 8  # a multi-attribute GSI key has up to 4 HASH and 4 RANGE attributes
+NOT_SUPPORTED = "Query key condition not supported"
 
 
 def _error(detail: str) -> ValidationException:
@@ -68,7 +71,7 @@ def key_leaves(tree: object) -> list[tuple]:
             leaves.append(_leaf(node.args[0], node.args[1:], "BEGINS_WITH", "begins_with"))
 
     walk(tree)
-    if len(leaves) > 2:
+    if len(leaves) > MAX_LEAVES:  # more than two are refused by `resolve` (multi-attribute keys take up to 8)
         raise _error(ONE_PER_KEY)
     return leaves
 
@@ -76,12 +79,13 @@ def key_leaves(tree: object) -> list[tuple]:
 class KeyCondition:
     """Resolved key conditions: a list of (attribute name, op, value AttributeValues)."""
 
-    __slots__ = ("conditions",)
+    __slots__ = ("conditions", "legacy")
 
-    def __init__(self, conditions: list[tuple[str, str, list[dict]]]) -> None:
-        if len(conditions) == 2 and conditions[0][0] == conditions[1][0]:
+    def __init__(self, conditions: list[tuple[str, str, list[dict]]], legacy: bool = False) -> None:
+        if len({name for name, _, _ in conditions}) != len(conditions):
             raise _error(ONE_PER_KEY)
         self.conditions = conditions
+        self.legacy = legacy  # from KeyConditions: more than two conditions answer that parameter's message
 
     def resolve(self, hash_name: str, range_name: str | None, hash_type: str | None = None,
                 range_type: str | None = None) -> tuple[dict, str | None, list[dict]]:
@@ -89,6 +93,8 @@ class KeyCondition:
 
         Key types, when given, are checked against the condition values.
         """
+        if len(self.conditions) > 2:
+            raise _error(LEGACY_LENGTH if self.legacy else ONE_PER_KEY)
         by_name = {name: (op, avs) for name, op, avs in self.conditions}
         if hash_name not in by_name:
             raise _error(f"Query condition missed key schema element: {hash_name}")
@@ -108,3 +114,39 @@ class KeyCondition:
         if mismatch:
             raise invalid("Condition parameter type does not match schema type")
         return hash_avs[0], range_op, list(range_avs)
+
+    def resolve_multi(self, hash_attrs: tuple[tuple[str, str], ...], range_attrs: tuple[tuple[str, str], ...]
+                      ) -> tuple[list[dict], list[dict], str | None, list[dict]]:
+        """Match against a multi-attribute GSI key (docs/behaviour/multikey-gsi.md): every HASH attribute
+        with `=`, then a prefix of the RANGE attributes, all `=` but the last. Returns (HASH values,
+        equal RANGE values, the last RANGE condition's op or None, its values)."""
+        by_name = {name: (op, avs) for name, op, avs in self.conditions}
+        typed: list[tuple[str, list[dict]]] = []
+        hash_avs = []
+        for name, kind in hash_attrs:
+            if name not in by_name:
+                raise _error(f"Query condition missed key schema element: {name}")
+            op, avs = by_name.pop(name)
+            if op != "EQ":
+                raise _error(NOT_SUPPORTED)
+            typed.append((kind, avs))
+            hash_avs.append(avs[0])
+        used = []
+        for name, kind in range_attrs:
+            if name not in by_name:
+                break
+            op, avs = by_name.pop(name)
+            used.append((op, avs))
+            typed.append((kind, avs))
+        if by_name:  # a condition on a skipped RANGE attribute, or on an attribute that is no key
+            missed = range_attrs[len(used)][0] if len(used) < len(range_attrs) else None
+            raise _error(f"Query condition missed key schema element: {missed}" if missed else NOT_SUPPORTED)
+        if any(op != "EQ" for op, _ in used[:-1]):
+            raise _error(NOT_SUPPORTED)
+        if any(tag_of(av) != kind for kind, avs in typed for av in avs):
+            raise invalid("Condition parameter type does not match schema type")
+        eq = [avs[0] for _, avs in used[:-1]]
+        if used and used[-1][0] == "EQ":
+            return hash_avs, eq + [used[-1][1][0]], None, []
+        last_op, last_avs = used[-1] if used else (None, [])
+        return hash_avs, eq, last_op, list(last_avs)

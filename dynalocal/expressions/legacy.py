@@ -128,7 +128,8 @@ def key_conditions(conditions: dict) -> list[tuple[str, str, list[dict]]]:
         values = cond.get("AttributeValueList") or []
         _check_values(op, values, restrict_equality=True)
         leaves.append((_named(name), op, values))
-    if not 1 <= len(leaves) <= 2:
+    # More than two only on a multi-attribute GSI key (checked by KeyCondition.resolve), and indexable.
+    if not 1 <= len(leaves) <= 8 or (len(leaves) > 2 and any(op not in _INDEXABLE for _, op, _ in leaves)):
         raise ValidationException("Conditions can be of length 1 or 2 only")
     for _, op, _ in leaves:
         if op not in _INDEXABLE:

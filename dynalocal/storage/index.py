@@ -21,6 +21,7 @@ from dynalocal.errors import ValidationException, invalid
 from dynalocal.storage.mutation import Mutation
 from dynalocal.storage.partition import Record
 from dynalocal.storage.table import ItemStore, Table
+from dynalocal.values import numbers
 from dynalocal.values.attributes import item_size
 from dynalocal.values.blob import dumps
 from dynalocal.values.keys import (
@@ -30,48 +31,65 @@ from dynalocal.values.keys import (
     RANGE_TOO_BIG,
     SHORT_HASH,
     SHORT_RANGE,
+    TERM,
+    TERM_NEXT,
     KeySchema,
+    escape,
     raw_bytes,
     sort_bytes,
 )
-
-TERM = b"\x00\x01"
-TERM_NEXT = b"\x00\x02"  # successor of any key ending in TERM, as a prefix
-
-
-def escape(sort: bytes) -> bytes:
-    """Order-preserving, prefix-free form of index sort bytes (without the terminator)."""
-    return sort.replace(b"\x00", b"\x00\xff") if b"\x00" in sort else sort
+from dynalocal.values.multikey import MultiKey
 
 
 def schema_of(elements: list[dict], definitions: Iterable[dict]) -> KeySchema:
-    """KeySchema of a wire KeySchema list, with types from AttributeDefinitions."""
+    """KeySchema of a wire KeySchema list, with types from AttributeDefinitions (for a multi-attribute
+    GSI key: its first HASH and first RANGE attribute)."""
     types = {d["AttributeName"]: d["AttributeType"] for d in definitions}
     h = elements[0]["AttributeName"]
-    if len(elements) == 1:
+    r = next((e["AttributeName"] for e in elements if e["KeyType"] == "RANGE"), None)
+    if r is None:
         return KeySchema(h, types[h])
-    r = elements[1]["AttributeName"]
     return KeySchema(h, types[h], r, types[r])
+
+
+def new_gsi(spec: dict, definitions: list[dict], table_schema: KeySchema, billing_mode: str) -> Index:
+    """The (empty) GSI a CreateTable or UpdateTable spec declares."""
+    types = {d["AttributeName"]: d["AttributeType"] for d in definitions}
+    return Index(spec["IndexName"], "GSI", schema_of(spec["KeySchema"], definitions), table_schema,
+                 spec["Projection"], gsi_partitions(spec, billing_mode), MultiKey.of(spec["KeySchema"], types))
 
 
 class Index(ItemStore):
     """One GSI or LSI: projected records keyed by index key then table key."""
 
     def __init__(self, name: str, kind: str, schema: KeySchema, table_schema: KeySchema,
-                 projection: dict, partition_count: int = 1) -> None:
+                 projection: dict, partition_count: int = 1, multi: MultiKey | None = None) -> None:
         super().__init__(partition_count)
         self.name = name
         self.kind = kind  # "GSI" | "LSI"
-        self.schema = schema
+        self.schema = schema  # with `multi`: its first HASH and RANGE attributes only (what displays show)
+        self.multi = multi  # a multi-attribute GSI key (docs/behaviour/multikey-gsi.md), or None
         self.table_schema = table_schema
         self.projection_type = projection.get("ProjectionType", "ALL")
-        names = list(dict.fromkeys(table_schema.names + schema.names))
+        own = multi.names if multi is not None else schema.names
+        names = list(dict.fromkeys(table_schema.names + own))
+        # (name, type, size limit) of each index key attribute, for check_index_keys
+        hashes = multi.hash_attrs if multi is not None else ((schema.hash_name, schema.hash_type),)
+        ranges = multi.range_attrs if multi is not None else (
+            ((schema.range_name, schema.range_kind),) if schema.range_name is not None else ())
+        self.key_attrs: tuple[tuple[str, str, int], ...] = tuple(
+            [(n, k, MAX_HASH_BYTES) for n, k in hashes] + [(n, k, MAX_RANGE_BYTES) for n, k in ranges])
         self.key_names: tuple[str, ...] = tuple(names)  # LastEvaluatedKey attributes
         if self.projection_type == "ALL":
             self.attrs: frozenset[str] | None = None
         else:
             extra = (projection.get("NonKeyAttributes") or ()) if self.projection_type == "INCLUDE" else ()
             self.attrs = frozenset(names) | frozenset(extra)
+
+    @property
+    def hash_kind(self) -> str:
+        """The partition key's type as the capacity report shows keys: "(S,N)" for a HASH tuple."""
+        return self.multi.hash_kind if self.multi is not None else self.schema.hash_type
 
     @property
     def is_global(self) -> bool:
@@ -89,6 +107,8 @@ class Index(ItemStore):
 
     def store_key(self, item: dict, table_key: bytes) -> bytes | None:
         """The entry key of an item, or None when it lacks an index key (sparse index)."""
+        if self.multi is not None:
+            return self.multi.store_key(item, table_key)
         schema = self.schema
         hav = item.get(schema.hash_name)
         if hav is None:
@@ -113,13 +133,25 @@ class Index(ItemStore):
 
     def start_key(self, esk: dict) -> bytes:
         """Store key of a validated ExclusiveStartKey (index keys plus table keys)."""
+        if self.multi is not None:  # numbers as items store them, so `1.0` finds the entries of `1`
+            esk = {**esk, **{n: {"N": numbers.canonical(esk[n]["N"])} for n, k, _ in self.key_attrs if k == "N"}}
         key = self.store_key(esk, self.table_schema.encode_item(esk))
-        if key is None:  # the (validated) start key's index key values are beyond the size limits
+        if key is not None:
+            return key
+        for name, kind, _ in self.key_attrs:  # an empty S or B key value is not in any index
+            if esk[name][kind] == "":
+                what = "string" if kind == "S" else "binary"
+                raise invalid(f"The AttributeValue for a key attribute cannot contain an empty {what} value. "
+                              f"Key: {name}")
+        if self.multi is not None:  # values beyond the size limits: raise their error
+            hashes, ranges = self.multi.values_of(esk) or ([], [])
+            self.multi.partition_prefix(hashes)
+            self.multi.sort_prefix(ranges)
+        else:
             schema = self.schema
             schema.encode(esk[schema.hash_name][schema.hash_type],
                           esk[schema.range_name][schema.range_type] if schema.range_name is not None else None)
-            raise AssertionError("an index start key that fits the limits has a store key")
-        return key
+        raise AssertionError("an index start key that fits the limits has a store key")
 
     # -- maintenance --------------------------------------------------------------------------
 
@@ -201,8 +233,7 @@ def build_indexes(table: Table, gsis: list[dict], lsis: list[dict], definitions:
                   billing_mode: str) -> None:
     """Create the indexes declared at CreateTable."""
     for gsi in gsis:
-        attach(table, Index(gsi["IndexName"], "GSI", schema_of(gsi["KeySchema"], definitions), table.schema,
-                            gsi["Projection"], gsi_partitions(gsi, billing_mode)))
+        attach(table, new_gsi(gsi, definitions, table.schema, billing_mode))
     for lsi in lsis:
         attach(table, Index(lsi["IndexName"], "LSI", schema_of(lsi["KeySchema"], definitions), table.schema,
                             lsi["Projection"], len(table.partitions)))
@@ -212,9 +243,8 @@ def check_index_keys(table: Table, item: dict, update: bool = False) -> None:
     """Reject a written item whose index key attribute has the wrong type, is empty or too large.
     (`update`: the item comes from UpdateItem; DynamoDB's messages are the same.)"""
     for index in table.indexes.values():
-        schema = index.schema
-        for name, kind in ((schema.hash_name, schema.hash_type), (schema.range_name, schema.range_type)):
-            if name is None or name in table.schema.names:
+        for name, kind, limit in index.key_attrs:
+            if name in table.schema.name_set:
                 continue
             av = item.get(name)
             if av is None:
@@ -228,10 +258,9 @@ def check_index_keys(table: Table, item: dict, update: bool = False) -> None:
                     "One or more parameter values are not valid. A value specified for a secondary index key is not "
                     "supported. The AttributeValue for a key attribute cannot contain an empty "
                     f"{'string' if kind == 'S' else 'binary'} value. IndexName: {index.name}, IndexKey: {name}")
-            if kind != "N" and len(raw_bytes(kind, value)) > (MAX_HASH_BYTES if name == schema.hash_name
-                                                              else MAX_RANGE_BYTES):
-                raise invalid(HASH_TOO_BIG if name == schema.hash_name else RANGE_TOO_BIG)
+            if kind != "N" and len(raw_bytes(kind, value)) > limit:
+                raise invalid(HASH_TOO_BIG if limit == MAX_HASH_BYTES else RANGE_TOO_BIG)
 
 
 __all__ = ["Index", "TERM", "TERM_NEXT", "escape", "maintain", "attach", "detach", "build_indexes",
-           "check_index_keys", "schema_of", "gsi_partitions"]
+           "check_index_keys", "schema_of", "gsi_partitions", "new_gsi"]

@@ -37,6 +37,13 @@ SHORT_HASH = MAX_HASH_BYTES // 4
 SHORT_RANGE = MAX_RANGE_BYTES // 4
 _blake2b = hashlib.blake2b
 _LENGTHS = [n.to_bytes(2, "big") for n in range(MAX_HASH_BYTES)]  # the 2-byte length field, made once
+TERM = b"\x00\x01"  # ends an escaped index sort value (storage/index.py's layout)
+TERM_NEXT = b"\x00\x02"  # successor of any key ending in TERM, as a prefix
+
+
+def escape(sort: bytes) -> bytes:
+    """Order-preserving, prefix-free form of index sort bytes (without the terminator)."""
+    return sort.replace(b"\x00", b"\x00\xff") if b"\x00" in sort else sort
 
 
 def raw_bytes(kind: str, value: str) -> bytes:

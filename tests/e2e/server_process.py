@@ -12,7 +12,6 @@ from pathlib import Path
 
 import boto3
 from botocore.config import Config
-
 from conftest import TEST_HOSTS, free_port
 
 
@@ -27,7 +26,7 @@ class ServerProcess:
         self.log_path = log_path
         self.proc: subprocess.Popen | None = None
 
-    def start(self, timeout: float = 60.0) -> "ServerProcess":
+    def start(self, timeout: float = 60.0) -> ServerProcess:
         command = [sys.executable, "-m", "dynalocal", "--port", str(self.port), "--log-level", "info",
                    "--allowed-hosts", ",".join(TEST_HOSTS), *self.args]
         if self.data_dir is not None:
@@ -84,7 +83,7 @@ class ServerProcess:
         except urllib.error.HTTPError as err:
             return err.code, err.read()
 
-    def __enter__(self) -> "ServerProcess":
+    def __enter__(self) -> ServerProcess:
         return self.start()
 
     def __exit__(self, *exc) -> None:

@@ -4,9 +4,8 @@ from __future__ import annotations
 import urllib.error
 import urllib.request
 
-import pytest
-
 from conftest import LiveServer
+
 from dynalocal.cli.main import parse_args
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context

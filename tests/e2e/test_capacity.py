@@ -7,8 +7,8 @@ import urllib.request
 
 import pytest
 from botocore.exceptions import ClientError
-
 from conftest import FakeClock, LiveServer, capacity_args
+
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
 

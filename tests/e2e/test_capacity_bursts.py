@@ -7,7 +7,6 @@ clock: however fast or slow the machine, the bursts must pass (a slower client o
 from __future__ import annotations
 
 import pytest
-
 from conftest import LiveServer
 
 

@@ -14,11 +14,10 @@ import urllib.request
 
 import pytest
 from botocore.exceptions import ClientError
+from conftest import FakeClock, LiveServer
 
 from dynalocal.config import Settings
-
 from dynalocal.engine.context import Context
-from conftest import FakeClock, LiveServer
 
 TABLE_MESSAGE = "The level of configured provisioned throughput for the table was exceeded."
 INDEX_MESSAGE = "The level of configured provisioned throughput for one or more global secondary indexes"
@@ -222,9 +221,8 @@ def test_a_gsi_without_write_capacity_throttles_base_table_writes(live, client, 
     table = _table(client, provisioned=(100, 100), gsi=KEYS_ONLY, gsi_rate=(100, 1))
     for k in ("a1", "a2"):
         client.put_item(TableName=table, Item={"pk": _s(k), "g": _s("x")})
-    with caplog.at_level(logging.WARNING, logger="dynalocal.capacity"):
-        with pytest.raises(ClientError) as info:
-            client.put_item(TableName=table, Item={"pk": _s("a3"), "g": _s("x")})
+    with caplog.at_level(logging.WARNING, logger="dynalocal.capacity"), pytest.raises(ClientError) as info:
+        client.put_item(TableName=table, Item={"pk": _s("a3"), "g": _s("x")})
     reason = _error(info)
     assert reason == {"reason": "IndexWriteProvisionedThroughputExceeded",
                       "resource": f"arn:aws:dynamodb:us-east-1:000000000000:table/{table}/index/byG"}

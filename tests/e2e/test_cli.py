@@ -14,7 +14,6 @@ from pathlib import Path
 
 import boto3
 import pytest
-
 from conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[2]

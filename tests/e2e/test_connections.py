@@ -9,8 +9,6 @@ import threading
 import time
 from pathlib import Path
 
-import pytest
-
 from server_process import ServerProcess, scan_all
 from test_protocol import read_responses, request
 

@@ -13,9 +13,9 @@ import threading
 from pathlib import Path
 
 import pytest
-
 from conftest import FakeClock, LiveServer
 from diagnosis_load import create, put
+
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
 

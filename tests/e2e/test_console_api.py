@@ -4,9 +4,9 @@ from __future__ import annotations
 import json
 
 import pytest
-
 from conftest import FakeClock, LiveServer
 from diagnosis_load import create, put
+
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
 

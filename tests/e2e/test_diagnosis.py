@@ -7,11 +7,12 @@ import subprocess
 import sys
 
 import pytest
-
 from conftest import FakeClock, LiveServer
 from diagnosis_load import KB, create, put, run
+
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
+
 
 @pytest.fixture
 def live():

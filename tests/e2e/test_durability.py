@@ -10,12 +10,12 @@ from pathlib import Path
 
 import pytest
 from botocore.exceptions import ClientError
-
 from conftest import LiveServer
+from server_process import ServerProcess, scan_all
+
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
 from dynalocal.http.durability import Durability
-from server_process import ServerProcess, scan_all
 
 BATCH = 25
 TRANSACTION = 10
@@ -85,7 +85,7 @@ class Writers:
                 if self.server.proc is None:
                     return
 
-    def __enter__(self) -> "Writers":
+    def __enter__(self) -> Writers:
         for thread in self.threads:
             thread.start()
         return self

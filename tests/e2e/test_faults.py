@@ -17,14 +17,14 @@ from pathlib import Path
 import orjson
 import pytest
 from botocore.exceptions import ClientError
-
 from conftest import LiveServer
+from server_process import ServerProcess, scan_all
+
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
 from dynalocal.http.durability import Durability
-from dynalocal.storage.database import Database
 from dynalocal.journal.recovery import recover
-from server_process import ServerProcess, scan_all
+from dynalocal.storage.database import Database
 
 ITEM_BYTES = 7 * 1024
 

@@ -13,17 +13,17 @@ import os
 import shutil
 
 import pytest
+from conftest import LiveServer
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from conftest import LiveServer
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
-from dynalocal.http.durability import Durability
 from dynalocal.engine.operations import HANDLERS
-from dynalocal.storage.database import Database
+from dynalocal.http.durability import Durability
 from dynalocal.journal.recovery import recover
 from dynalocal.journal.tablemeta import encode_meta
+from dynalocal.storage.database import Database
 
 T = "DynamoDB_20120810."
 ARN = "arn:aws:dynamodb:us-east-1:000000000000:table/fuzz-range"

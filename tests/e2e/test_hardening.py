@@ -7,7 +7,6 @@ import threading
 import time
 
 import pytest
-
 from server_process import ServerProcess
 
 T = "DynamoDB_20120810."

@@ -10,7 +10,6 @@ import time
 import boto3
 import pytest
 from botocore.config import Config
-
 from conftest import free_port
 from test_cli import CLEAN_EXIT, Running, executable
 

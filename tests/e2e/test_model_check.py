@@ -12,11 +12,10 @@ import itertools
 
 import pytest
 from botocore.exceptions import ClientError
+from conftest import LiveServer
 from hypothesis import HealthCheck, settings
 from hypothesis import strategies as st
 from hypothesis.stateful import RuleBasedStateMachine, initialize, invariant, rule
-
-from conftest import LiveServer
 
 PKS = ("a", "b", "c")
 SKS = (0, 1, 2)

@@ -5,8 +5,8 @@ import uuid
 
 import pytest
 from botocore.exceptions import ClientError
-
 from conftest import FakeClock, LiveServer
+
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
 

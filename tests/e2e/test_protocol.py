@@ -14,8 +14,8 @@ import time
 
 import pytest
 import uvicorn
-
 from conftest import LiveServer, free_port
+
 from dynalocal.app import create_app
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
@@ -223,10 +223,9 @@ def closed_within(sock: socket.socket, seconds: float) -> bytes:
 
 
 def test_stalled_body_gets_408_after_earlier_pipelined_answers():
-    with LiveServer(request_timeout=1.0) as live:
-        with connect(live) as sock:
-            sock.sendall(request() + request()[:-3])
-            data = closed_within(sock, 10)
+    with LiveServer(request_timeout=1.0) as live, connect(live) as sock:
+        sock.sendall(request() + request()[:-3])
+        data = closed_within(sock, 10)
     assert data.count(b"HTTP/1.1 200") == 1 and data.index(b"HTTP/1.1 200") < data.index(b"HTTP/1.1 408")
     assert b"RequestTimeoutException" in data
 
@@ -234,10 +233,9 @@ def test_stalled_body_gets_408_after_earlier_pipelined_answers():
 def test_408_carries_a_request_id_and_the_crc_of_its_body_like_every_answer():
     import zlib
 
-    with LiveServer(request_timeout=1.0) as live:
-        with connect(live) as sock:
-            sock.sendall(request()[:-3])
-            data = closed_within(sock, 10)
+    with LiveServer(request_timeout=1.0) as live, connect(live) as sock:
+        sock.sendall(request()[:-3])
+        data = closed_within(sock, 10)
     head, _, body = data.partition(b"\r\n\r\n")
     status, *lines = head.split(b"\r\n")
     headers = dict(line.split(b": ", 1) for line in lines)

@@ -14,14 +14,14 @@ import time
 import orjson
 import pytest
 from botocore.exceptions import ClientError
-
 from conftest import LiveServer
+
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
 from dynalocal.http.durability import Durability
-from dynalocal.storage.database import Database
 from dynalocal.journal.recovery import recover
 from dynalocal.journal.tablemeta import encode_meta
+from dynalocal.storage.database import Database
 
 
 class Faulty:
@@ -44,7 +44,7 @@ class Faulty:
         self.writer._write_all = write_all
         self.live = LiveServer(self.ctx)
 
-    def __enter__(self) -> "Faulty":
+    def __enter__(self) -> Faulty:
         self.live.__enter__()
         self.client = self.live.client(retries={"max_attempts": 0})
         return self

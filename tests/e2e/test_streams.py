@@ -7,11 +7,11 @@ import uuid
 
 import pytest
 from botocore.exceptions import ClientError
-
 from conftest import LiveServer, WallClock
+from stream_reader import all_shards, read_shard, read_stream, streams_client
+
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
-from stream_reader import all_shards, read_shard, read_stream, streams_client
 
 
 @pytest.fixture(scope="module")

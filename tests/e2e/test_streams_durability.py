@@ -2,7 +2,6 @@
 from __future__ import annotations
 
 import pytest
-
 from server_process import ServerProcess
 from stream_reader import all_shards, read_stream, replay, streams_client
 

@@ -14,12 +14,11 @@ import threading
 import time
 
 import pytest
-
 from conftest import LiveServer
+from soak import ACCOUNTS, START_BALANCE, counter, partitions, transfer
+
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
-
-from soak import ACCOUNTS, START_BALANCE, counter, partitions, transfer
 
 GROWTHS = 3  # re-partitions each run waits for (or for the last layout growth gives: below);
 # on a busy machine growth can jump straight to TOP, so the tests ask for at least one change

@@ -9,7 +9,6 @@ import uuid
 
 import pytest
 from botocore.exceptions import ClientError
-
 from conftest import LiveServer
 
 INVALID = "One or more parameter values were invalid: "
@@ -252,7 +251,7 @@ UUID = re.compile(r"[0-9a-f]{8}-[0-9a-f]{4}-4[0-9a-f]{3}-[89ab][0-9a-f]{3}-[0-9a
 
 def test_create_and_describe_provisioned_table(ddb):
     name = unique()
-    before = datetime.datetime.now(datetime.timezone.utc) - datetime.timedelta(seconds=5)
+    before = datetime.datetime.now(datetime.UTC) - datetime.timedelta(seconds=5)
     created = ddb.create_table(TableName=name, ProvisionedThroughput=PT, **COMPOSITE)["TableDescription"]
     assert created["TableStatus"] in ("CREATING", "ACTIVE")
     ddb.get_waiter("table_exists").wait(TableName=name, WaiterConfig=FAST)
@@ -264,7 +263,7 @@ def test_create_and_describe_provisioned_table(ddb):
     assert table["ItemCount"] == 0 and table["TableSizeBytes"] == 0
     assert ARN.fullmatch(table["TableArn"]).group(1) == name
     assert UUID.fullmatch(table["TableId"])
-    assert before < table["CreationDateTime"] <= datetime.datetime.now(datetime.timezone.utc)
+    assert before < table["CreationDateTime"] <= datetime.datetime.now(datetime.UTC)
     assert table["DeletionProtectionEnabled"] is False
     assert "BillingModeSummary" not in table or table["BillingModeSummary"]["BillingMode"] == "PROVISIONED"
     for member in ("TableArn", "TableId", "CreationDateTime", "KeySchema", "AttributeDefinitions"):

@@ -169,6 +169,7 @@ def test_concurrent_transfers_conserve_the_total_and_reads_see_snapshots(server,
 
 def test_throttled_actions_cancel_with_a_throughput_reason():
     from conftest import LiveServer
+
     from dynalocal.config import Settings
     from dynalocal.engine.context import Context
 

@@ -3,8 +3,8 @@ from __future__ import annotations
 
 import pytest
 from botocore.exceptions import ClientError
-
 from conftest import LiveServer, WallClock
+
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
 

@@ -5,8 +5,8 @@ import time
 
 import pytest
 from botocore.exceptions import ClientError
-
 from conftest import LiveServer, WallClock
+
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
 

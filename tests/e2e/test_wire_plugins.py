@@ -12,8 +12,8 @@ import boto3
 import pytest
 from botocore.config import Config
 from botocore.exceptions import ClientError
-
 from conftest import LiveServer
+
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
 

@@ -11,13 +11,14 @@ import logging
 
 import orjson
 import pytest
+from conftest import FakeClock as Clock
+from conftest import capacity_args
 
-from conftest import FakeClock as Clock, capacity_args
-from dynalocal.engine.dispatch import dispatch
-from dynalocal.config import Settings
-from dynalocal.engine.context import Context
 from dynalocal.capacity import meter as model
 from dynalocal.capacity.report import snapshot
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
+from dynalocal.engine.dispatch import dispatch
 
 PREFIX = "DynamoDB_20120810."
 

@@ -5,10 +5,10 @@ from __future__ import annotations
 import orjson
 import pytest
 
-from dynalocal.engine.dispatch import dispatch
-from dynalocal.engine.context import Context
 from dynalocal.capacity.charge import Charge
 from dynalocal.capacity.meter import READ, WRITE
+from dynalocal.engine.context import Context
+from dynalocal.engine.dispatch import dispatch
 
 INDEXES = {"ReturnConsumedCapacity": "INDEXES"}
 S = {"AttributeType": "S"}

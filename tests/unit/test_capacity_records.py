@@ -15,14 +15,14 @@ import zlib
 
 import orjson
 import pytest
-
 from conftest import FakeClock
-from dynalocal.engine.dispatch import dispatch
-from dynalocal.config import Settings
-from dynalocal.engine.context import Context
+
 from dynalocal.capacity import meter as model
 from dynalocal.capacity.meter import KEY_RANGE, TABLE_RATE, Meter
 from dynalocal.capacity.report import snapshot
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
+from dynalocal.engine.dispatch import dispatch
 
 PREFIX = "DynamoDB_20120810."
 

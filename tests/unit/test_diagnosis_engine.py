@@ -2,8 +2,15 @@
 from __future__ import annotations
 
 from dynalocal.diagnosis.engine import FINE, HOT_GSI_KEY, HOT_KEY, UNDER_PROVISIONED, as_json, diagnose
-from dynalocal.diagnosis.figures import (GSI_BACK_PRESSURE, PARTITION_CEILING, PARTITION_SHARE, TABLE_RATE,
-                                         KeyFigures, MeterFigures, PartitionFigures)
+from dynalocal.diagnosis.figures import (
+    GSI_BACK_PRESSURE,
+    PARTITION_CEILING,
+    PARTITION_SHARE,
+    TABLE_RATE,
+    KeyFigures,
+    MeterFigures,
+    PartitionFigures,
+)
 from dynalocal.diagnosis.render import render_report, summary_line
 
 WINDOW = 10.0

@@ -67,7 +67,6 @@ def test_placeholder_names():
     ("pk = :p AND :a = :b", "Invalid condition in KeyConditionExpression: No key attribute specified"),
     ("pk = :p AND :a BETWEEN sk AND :b", "Invalid condition in KeyConditionExpression: BETWEEN operator must have the key attribute as its first operand"),
     ("pk = :p AND begins_with(:s, sk)", "Invalid condition in KeyConditionExpression: begins_with operator must have the key attribute as its first operand"),
-    ("pk = :p AND sk > :a AND x = :b", "KeyConditionExpressions must only contain one condition per key"),
     ("pk = :p AND pk = :p", "KeyConditionExpressions must only contain one condition per key"),
     ("BegIns_WiTh(sk, :s) AND pk = :p", "Invalid KeyConditionExpression: Invalid function name; function: BegIns_WiTh"),
     ("pk = :p AND sk BETWEEN :b AND :a", "Invalid KeyConditionExpression: The BETWEEN operator requires upper bound to be greater than or equal to lower bound; lower bound operand: AttributeValue: {N:5}, upper bound operand: AttributeValue: {N:1}"),
@@ -87,6 +86,8 @@ def test_same_key_twice_through_placeholders():
     ("pk > :p", "pk", "sk", "Query key condition not supported"),
     ("pk = :p AND sk > :a", "pk", None, "Query key condition not supported"),
     ("pk = :p AND attr2 > :a", "pk", "sk", "Query condition missed key schema element: sk"),
+    # more than two conditions fit only a multi-attribute GSI key, so they are refused against a schema
+    ("pk = :p AND sk > :a AND x = :b", "pk", "sk", "KeyConditionExpressions must only contain one condition per key"),
 ])
 def test_schema_errors(expression, hash_name, range_name, message):
     assert resolve_error(expression, hash_name, range_name) == message
@@ -120,7 +121,9 @@ def test_legacy_key_conditions():
 
 def test_legacy_key_condition_errors():
     eq = {"ComparisonOperator": "EQ", "AttributeValueList": [{"S": "p"}]}
-    assert legacy_error({"pk": eq, "a": eq, "b": eq}) == "Conditions can be of length 1 or 2 only"
+    with pytest.raises(ValidationException) as info:  # against a schema: only multi-attribute keys take more
+        legacy({"pk": eq, "a": eq, "b": eq}).resolve("pk", "sk")
+    assert info.value.message == "Conditions can be of length 1 or 2 only"
     assert legacy_error({"pk": {"ComparisonOperator": "NE", "AttributeValueList": [{"S": "p"}]}}) == (
         "Attempted conditional constraint is not an indexable operation")
     assert legacy_error({"pk": {"ComparisonOperator": "EQ", "AttributeValueList": []}}) == (
@@ -129,3 +132,42 @@ def test_legacy_key_condition_errors():
         "One or more parameter values were invalid: ComparisonOperator BEGINS_WITH is not valid for N AttributeValue type")
     assert legacy_error({"pk": {"ComparisonOperator": "BETWEEN", "AttributeValueList": [{"N": "3"}, {"N": "1"}]}}) == (
         "The BETWEEN condition was provided a range where the lower bound is greater than the upper bound")
+
+
+# -- multi-attribute GSI keys (docs/behaviour/multikey-gsi.md §3) ------------------------------------
+
+HASHES = (("pk", "S"), ("h2", "N"))
+RANGES = (("sk", "N"), ("r2", "S"))
+MULTI = {":p": {"S": "p"}, ":a": {"N": "1"}, ":b": {"N": "5"}, ":s": {"S": "x"}}
+
+
+def multi(expression: str):
+    values = {k: v for k, v in MULTI.items() if k in expression}
+    return compile_request({"KeyConditionExpression": expression, "ExpressionAttributeValues": values},
+                           "Query").key_condition.resolve_multi(HASHES, RANGES)
+
+
+@pytest.mark.parametrize("expression, expected", [
+    ("h2 = :a AND pk = :p", ([{"S": "p"}, {"N": "1"}], [], None, [])),
+    ("pk = :p AND h2 = :a AND sk = :b", ([{"S": "p"}, {"N": "1"}], [{"N": "5"}], None, [])),
+    ("r2 > :s AND pk = :p AND h2 = :a AND sk = :b", ([{"S": "p"}, {"N": "1"}], [{"N": "5"}], "GT", [{"S": "x"}])),
+    ("pk = :p AND h2 = :a AND sk BETWEEN :a AND :b", ([{"S": "p"}, {"N": "1"}], [], "BETWEEN",
+                                                      [{"N": "1"}, {"N": "5"}])),
+])
+def test_resolve_multi(expression, expected):
+    assert multi(expression) == expected
+
+
+@pytest.mark.parametrize("expression, message", [
+    ("pk = :p", "Query condition missed key schema element: h2"),
+    ("pk = :p AND h2 > :a", "Query key condition not supported"),
+    ("pk = :p AND h2 = :a AND r2 = :s", "Query condition missed key schema element: sk"),
+    ("pk = :p AND h2 = :a AND sk > :a AND r2 = :s", "Query key condition not supported"),
+    ("pk = :p AND h2 = :a AND sk = :a AND r2 = :s AND x = :b", "Query key condition not supported"),
+    ("pk = :p AND h2 = :s", "One or more parameter values were invalid: Condition parameter type does not match "
+                            "schema type"),
+])
+def test_resolve_multi_errors(expression, message):
+    with pytest.raises(ValidationException) as info:
+        multi(expression)
+    assert info.value.message == message

@@ -2,8 +2,8 @@
 import pytest
 
 from dynalocal.errors import ValidationException
-from dynalocal.expressions import compile_request
 from dynalocal.expressions import compile as compile_module
+from dynalocal.expressions import compile_request
 
 V1 = {"N": "1"}
 

@@ -99,7 +99,7 @@ def test_set_with_placeholders():
 def test_input_item_is_never_mutated():
     before = copy.deepcopy(BASE)
     apply("SET m.nest.x = :v, l[0] = :w, m.ml[5] = :x ADD ss :ssc, n :one DELETE ns :nsx REMOVE l[2], s")
-    assert BASE == before
+    assert before == BASE
 
 
 def test_untouched_parts_are_shared():

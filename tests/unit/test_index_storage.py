@@ -8,11 +8,11 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dynalocal.storage.index import Index, attach, escape
-from dynalocal.values.keys import KeySchema, sort_bytes
 from dynalocal.storage.mutation import Mutation
 from dynalocal.storage.ranges import read_range, read_scan, sort_bounds, sort_matches
 from dynalocal.storage.table import Table
 from dynalocal.values.attributes import item_size
+from dynalocal.values.keys import KeySchema, sort_bytes
 
 TABLE = KeySchema("pk", "S", "sk", "N")
 

@@ -9,8 +9,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dynalocal.errors import ValidationException
-from dynalocal.values import keys
-from dynalocal.values import numbers
+from dynalocal.values import keys, numbers
 from dynalocal.values.keys import KeySchema
 
 NO_MATCH = "The provided key element does not match the schema"

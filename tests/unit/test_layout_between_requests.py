@@ -12,11 +12,11 @@ from __future__ import annotations
 
 import orjson
 import pytest
-
 from conftest import FakeClock as Clock
-from dynalocal.engine.dispatch import dispatch
+
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
+from dynalocal.engine.dispatch import dispatch
 from dynalocal.storage.table import ItemStore
 
 PREFIX = "DynamoDB_20120810."

@@ -5,10 +5,10 @@ from types import SimpleNamespace
 
 import pytest
 
+from dynalocal.engine.partiql.plan import ReadPlan, WritePlan, plan
 from dynalocal.errors import ValidationException
 from dynalocal.expressions import ast as A
 from dynalocal.expressions.partiql.parser import Parser
-from dynalocal.engine.partiql.plan import ReadPlan, WritePlan, plan
 from dynalocal.values.keys import KeySchema
 
 TABLE = KeySchema("pk", "S", "sk", "N")
@@ -17,7 +17,7 @@ HASH_ONLY = KeySchema("id", "S")
 
 
 def entry(schema: KeySchema = TABLE):
-    return SimpleNamespace(table=SimpleNamespace(schema=schema, indexes={"gsi": SimpleNamespace(schema=GSI)}))
+    return SimpleNamespace(table=SimpleNamespace(schema=schema, indexes={"gsi": SimpleNamespace(schema=GSI, multi=None)}))
 
 
 def planned(text: str, schema: KeySchema = TABLE):

@@ -13,11 +13,11 @@ from hypothesis import strategies as st
 
 from dynalocal.journal import snapshot as snap
 from dynalocal.journal import wal
+from dynalocal.journal.recovery import LogDamaged, apply_group, recover
+from dynalocal.journal.tablemeta import encode_meta, restore_meta
 from dynalocal.storage.database import Database
 from dynalocal.storage.index import schema_of
 from dynalocal.storage.mutation import Mutation
-from dynalocal.journal.recovery import LogDamaged, apply_group, recover
-from dynalocal.journal.tablemeta import encode_meta, restore_meta
 from dynalocal.values.attributes import validate_item
 
 KEY_SCHEMA = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]

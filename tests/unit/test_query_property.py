@@ -8,8 +8,8 @@ import orjson
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
 
-from dynalocal.engine.dispatch import dispatch
 from dynalocal.engine.context import Context
+from dynalocal.engine.dispatch import dispatch
 
 PREFIX = "DynamoDB_20120810."
 

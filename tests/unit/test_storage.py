@@ -5,11 +5,11 @@ import orjson
 import pytest
 
 from dynalocal.storage.database import Database
-from dynalocal.values.keys import TOKEN_SPACE, KeySchema
 from dynalocal.storage.mutation import Mutation
 from dynalocal.storage.partition import Partition
 from dynalocal.storage.table import ItemStore, Table
 from dynalocal.values.attributes import validate_item
+from dynalocal.values.keys import TOKEN_SPACE, KeySchema
 
 SCHEMA = KeySchema("pk", "S", "sk", "N")
 

@@ -11,19 +11,18 @@ from itertools import accumulate, islice
 from operator import itemgetter
 
 import pytest
-from sortedcontainers import SortedDict
 from hypothesis import given, settings
 from hypothesis import strategies as st
+from sortedcontainers import SortedDict
 
-from dynalocal.errors import ValidationException
-from dynalocal.values import keys
-from dynalocal.values import numbers
 from dynalocal.capacity import read_units, write_units
-from dynalocal.values.keys import KeySchema
+from dynalocal.errors import ValidationException
 from dynalocal.storage.mutation import Mutation
 from dynalocal.storage.ranges import Bounds, Page, read_range, read_scan
 from dynalocal.storage.table import Table
+from dynalocal.values import keys, numbers
 from dynalocal.values.attributes import item_size, utf8_len, validate_item, validate_value, value_size
+from dynalocal.values.keys import KeySchema
 
 
 def _prefix(raw: bytes) -> bytes:

@@ -8,9 +8,9 @@ import orjson
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dynalocal.engine.dispatch import dispatch
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
+from dynalocal.engine.dispatch import dispatch
 
 DDB = "DynamoDB_20120810."
 STREAMS = "DynamoDBStreams_20120810."

@@ -6,12 +6,12 @@ import itertools
 import orjson
 
 from dynalocal.storage import streams as streams_module
-from dynalocal.values.keys import KeySchema
 from dynalocal.storage.mutation import Mutation
 from dynalocal.storage.streamrecord import pack_record, unpack_record
 from dynalocal.storage.streams import StreamRegistry
 from dynalocal.storage.table import Table
 from dynalocal.values.attributes import validate_item
+from dynalocal.values.keys import KeySchema
 
 KEYS = [{"AttributeName": "pk", "KeyType": "HASH"}]
 

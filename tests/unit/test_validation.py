@@ -7,10 +7,9 @@ import pytest
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
-from dynalocal.errors import DynamoError, SerializationException, ValidationException
-from dynalocal.engine import shapes
-from dynalocal.engine import validation
+from dynalocal.engine import shapes, validation
 from dynalocal.engine.validation import validate
+from dynalocal.errors import DynamoError, SerializationException, ValidationException
 
 PT = "Member must not be null"
 CAST = shapes.CAST_MSG

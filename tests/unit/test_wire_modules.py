@@ -10,11 +10,21 @@ from botocore.auth import SigV4Auth
 from botocore.awsrequest import AWSRequest
 from botocore.credentials import Credentials
 
-from dynalocal.errors import (IncompleteSignatureException, InvalidSignatureException,
-                              MissingAuthenticationTokenException, UnrecognizedClientException)
+from dynalocal.errors import (
+    IncompleteSignatureException,
+    InvalidSignatureException,
+    MissingAuthenticationTokenException,
+    UnrecognizedClientException,
+)
 from dynalocal.http.plugins import compression
-from dynalocal.http.plugins.auth import (Authenticator, account_from_key, check_clock, load_credentials,
-                                   parse_authorization, scope_of)
+from dynalocal.http.plugins.auth import (
+    Authenticator,
+    account_from_key,
+    check_clock,
+    load_credentials,
+    parse_authorization,
+    scope_of,
+)
 from dynalocal.http.plugins.cors import CorsPolicy
 
 NOW = 1_735_732_800.0  # 2025-01-01T12:00:00Z

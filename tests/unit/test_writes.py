@@ -5,15 +5,15 @@ from __future__ import annotations
 
 import orjson
 import pytest
-
 from conftest import FakeClock
+
 from dynalocal.capacity.charge import Charge
+from dynalocal.config import Settings
 from dynalocal.engine import writes
 from dynalocal.engine.common import compile_expressions
-from dynalocal.config import Settings
 from dynalocal.engine.context import Context
-from dynalocal.errors import ConditionalCheckFailedException, ProvisionedThroughputExceededException
 from dynalocal.engine.dispatch import dispatch
+from dynalocal.errors import ConditionalCheckFailedException, ProvisionedThroughputExceededException
 from dynalocal.values.attributes import item_size
 from dynalocal.values.blob import dumps
 

@@ -20,6 +20,7 @@ from dynalocal.expressions.partiql.ast import Delete, Exists, Insert, Select, St
 from dynalocal.expressions.partiql.render import Renderer
 from dynalocal.storage.database import TableEntry
 from dynalocal.values.keys import KeySchema
+from dynalocal.values.multikey import MultiKey
 
 NO_KEY = "Where clause does not contain a mandatory equality on all key attributes"
 RANGE_OPS = {"=": "=", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -131,7 +132,8 @@ class Narrow:
 class ReadPlan:
     """How a SELECT runs: operation, key slots, key condition text, residual filter, projection."""
 
-    def __init__(self, select: Select, schema: KeySchema, index: str | None, is_table: bool) -> None:
+    def __init__(self, select: Select, schema: KeySchema, index: str | None, is_table: bool,
+                 multi: MultiKey | None = None) -> None:
         self.table, self.index, self.projection = select.table, index, select.projection
         self.schema = schema
         self.aliases = self._aliases(select.projection)
@@ -143,6 +145,11 @@ class ReadPlan:
                 raise plain(err) from None
             self.checks = bind_checks_condition(cast(A.Cond, select.where), PARAM)  # check_condition accepted it
         rest = _conjuncts(select.where)
+        # A multi-attribute GSI key: (value slot, attribute, type) of each HASH attribute's equality
+        self.multi_slots: tuple[tuple[str, str, str], ...] = ()
+        if multi is not None:
+            self._plan_multi(select, multi, rest)
+            return
         hash_values = _take(rest, _hash_condition, schema.hash_name)  # a local: mypy solves _take's type from `match`
         self.hash_values: tuple = hash_values or ()
         self.range: RangeCondition | None = None
@@ -160,6 +167,38 @@ class ReadPlan:
         self.descending = self._order(select, schema)
         self.key_condition, self.names, self.range_values = self._key_condition(schema, self.range)
         self.narrow = self._narrow(schema, rest)
+
+    def _plan_multi(self, select: Select, multi: MultiKey, rest: list) -> None:
+        """A multi-attribute GSI key (docs/behaviour/multikey-gsi.md §3): a Query when the WHERE has an
+        equality on every HASH attribute (the other conjuncts filter its items), else a Scan."""
+        slots = []
+        for name, kind in multi.hash_attrs:
+            value = _take(rest, _equality, name)
+            if value is None:
+                break
+            slots.append((value.name, name, kind))
+        self.hash_values, self.range, self.range_values, self.narrow = (), None, (), None
+        if len(slots) < len(multi.hash_attrs):
+            self.operation, rest, self.key_condition, self.names = "Scan", _conjuncts(select.where), None, {}
+        else:
+            self.operation, self.multi_slots = "Query", tuple(slots)
+            self.key_condition = " AND ".join(f"#k{i} = :k{i}" for i in range(len(slots)))
+            self.names = {f"#k{i}": name for i, (_, name, _) in enumerate(slots)}
+        self.residual = _and(rest)
+        self.filter = compile_condition(self.residual) if self.residual is not None else None
+        self.descending = False
+        if select.order:
+            if select.where is None:
+                raise ValidationException("Must have WHERE clause in the statement when using ORDER BY clause.")
+            for name, desc in select.order:
+                if name not in multi.names:
+                    raise ValidationException(
+                        f"Variable reference {name} in ORDER BY clause must be part of the primary key")
+                if multi.range_attrs and name == multi.range_attrs[0][0]:
+                    self.descending = desc
+            if not self.multi_slots:
+                raise ValidationException("Must have at least one non-optional hash key condition in WHERE clause "
+                                          "when using ORDER BY clause.")
 
     def _narrow(self, schema: KeySchema, rest: list) -> Narrow | None:
         """`sk >= :a AND sk < :b`: a Query of the whole [a, b] range when a <= b (the key condition
@@ -287,6 +326,12 @@ def plan(statement: Statement, entry: TableEntry) -> ReadPlan | WritePlan:
         if index is None:
             raise ValidationException(f"The table does not have the specified index: {index_name}")
         schema = index.schema
+        if index.multi is not None and select is not None:  # its schema names only the first attributes
+            key = (schema, index.multi)
+            found = statement.plans.get(key)
+            if found is None:
+                found = statement.plans[key] = ReadPlan(select, schema, index_name, False, index.multi)
+            return found
     found = statement.plans.get(schema)
     if found is None:
         found = ReadPlan(select, schema, index_name, index_name is None) if select is not None \

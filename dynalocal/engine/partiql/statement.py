@@ -114,6 +114,8 @@ def keep(plan_: ReadPlan, item: dict, values: dict, flt: Predicate | None | Lite
 def partition_keys(plan_: ReadPlan, values: dict) -> list[dict]:
     """The distinct partition-key values of a GetItem/Query plan, in statement order, type-checked."""
     schema = plan_.schema
+    if plan_.multi_slots:  # a multi-attribute GSI key: one Query, its HASH values as :k0, :k1, ...
+        return [{f":k{i}": typed(values[slot], kind, name) for i, (slot, name, kind) in enumerate(plan_.multi_slots)}]
     if len(plan_.hash_values) == 1:
         return [typed(values[plan_.hash_values[0].name], schema.hash_type, schema.hash_name)]
     found: dict[bytes, dict] = {}
@@ -208,7 +210,8 @@ def run_read(ctx: Context, caller: Caller, body: dict, plan_: ReadPlan, values: 
         if limit is not None:
             request["Limit"] = limit
         if plan_.operation == "Query":
-            request["ExpressionAttributeValues"] = {":h": hashes[i], **ranges}
+            request["ExpressionAttributeValues"] = ({**hashes[i], **ranges} if plan_.multi_slots
+                                                    else {":h": hashes[i], **ranges})
             raw = query.query(ctx, caller, request)
         else:
             raw = query.scan(ctx, caller, request)
