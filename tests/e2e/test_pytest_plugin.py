@@ -166,7 +166,7 @@ from dynalocal.testing import CapacityAssertionError
 def test_hot_key_fails_both_assertions(dynalocal):
     client = orders(dynalocal)
     assert write(client, ["2024-11-23"] * 30) > 0
-    with pytest.raises(CapacityAssertionError, match=r"orders: \\d+ throttled \\(partition share \\d+\\)"):
+    with pytest.raises(CapacityAssertionError, match=r"orders: \\d+ throttled \\(partition share \\d+ \\(refused\\)\\)"):
         dynalocal.assert_no_throttles()
     with pytest.raises(CapacityAssertionError, match=r"partition \\d of 4 took 100% of write units"):
         dynalocal.assert_no_hot_partition("orders", max_share=0.5)
