@@ -32,6 +32,7 @@ from dynalocal.engine.common import table_name
 from dynalocal.engine.context import Context
 from dynalocal.engine.operations import OPERATIONS
 from dynalocal.engine.reset import drop_all
+from dynalocal.engine.transactions import TOKEN_LIFETIME
 from dynalocal.errors import InternalServerError, error_body
 from dynalocal.journal.groupcommit import GroupCommit, Ticket
 from dynalocal.journal.recovery import Recovery, RecoveryError, recover
@@ -40,7 +41,9 @@ from dynalocal.journal.snapshot import Image, SnapshotError, snapshots, write
 from dynalocal.journal.streamlog import remove_older as remove_older_streams
 from dynalocal.journal.streamlog import write_snapshot as write_streams
 from dynalocal.journal.tablemeta import encode_meta
+from dynalocal.journal.tokens import encode_token, restore
 from dynalocal.journal.wal import DROP, META, STREAM, Entry, LogWriter, encode_group, segments
+from dynalocal.journal.wal import TOKEN as TOKEN_RECORD
 from dynalocal.storage.database import Database, TableEntry
 from dynalocal.storage.mutation import ROLLBACK, Mutation
 from dynalocal.storage.table import Table
@@ -98,6 +101,7 @@ class Durability:
             if entry.ttl_attribute is not None:
                 ctx.expiry[name] = ExpiryIndex(entry.table, entry.ttl_attribute)
         self.db.streams.sink = self.on_stream
+        ctx.tokens.update(restore(recovery.tokens, TOKEN_LIFETIME, ctx.wall_clock(), time.monotonic()))
 
     @classmethod
     def open(cls, ctx: Context) -> Durability:
@@ -219,25 +223,47 @@ class Durability:
         status, body, durable = self.seal(target, raw, status, body)
         if durable is None:
             return status, body
-        if not durable.done:
+        await self._durable(durable)
+        return self.settled(durable, status, body)
+
+    @staticmethod
+    async def _durable(ticket: Ticket) -> None:
+        """Wait until the ticket's batch is synced or has failed (`ticket.error`)."""
+        if not ticket.done:
             future: asyncio.Future[None] = asyncio.get_running_loop().create_future()
 
             def wake(_: Ticket) -> None:
                 if not future.done():
                     future.set_result(None)
 
-            durable.add_done_callback(wake)
+            ticket.add_done_callback(wake)
             await future
-        return self.settled(durable, status, body)
 
-    def _token_undo(self, raw: bytes) -> list[Undo]:
-        """A transaction's idempotency token, if this request recorded it: undone with the writes,
-        or a retry with the same token would be answered with the success of a write that was undone."""
+    def _token_undo(self, raw: bytes) -> list[Entry | Undo]:
+        """A transaction's idempotency token, if this request recorded it: logged in the group of its
+        writes (so a restart keeps both or neither) and undone with them, or a retry with the same token
+        would be answered with the success of a write that was undone."""
         if b"ClientRequestToken" not in raw and b"\\u" not in raw:  # no token (the common case; a name spelt
             return []  # with escapes would show a backslash-u): no second decode of the request
         token = orjson.loads(raw).get("ClientRequestToken")
         seen = self.ctx.tokens.get(token) if isinstance(token, str) else None
-        return [token_undo(token)] if seen is not None and seen[2] >= self._began else []
+        if seen is None or seen[2] < self._began:
+            return []
+        return [(TOKEN_RECORD, token, encode_token(seen[0], seen[1], self.ctx.wall_clock()), None), token_undo(token)]
+
+    def _relog_tokens(self) -> Ticket | None:
+        """Log the live idempotency tokens again, first thing in a new segment: a snapshot holds no
+        tokens, and the segments before it are deleted (journal.tokens)."""
+        now, wall = time.monotonic(), self.ctx.wall_clock()
+        records: list[Entry] = [(TOKEN_RECORD, token, encode_token(fingerprint, response, wall - (now - at)), None)
+                                for token, (fingerprint, response, at) in self.ctx.tokens.items()
+                                if now - at <= TOKEN_LIFETIME]
+        if not records:
+            return None
+        self.commits.batch += records
+        ticket = self.commits.ticket()
+        self.commits.flush()
+        return ticket
 
     def _undo_batches(self, batches: list[list]) -> None:
         """GroupCommit.on_failure: undo these batches (newest first) in memory (as ROLLBACK mutations,
@@ -313,6 +339,7 @@ class Durability:
             generation = self.commits.writer.generation + 1
             self.commits.rotate(generation)
             self._log_base = self.commits.writer.position
+            tokens = self._relog_tokens()
             streams = self.db.streams.capture()  # exact as of the rotation; replay tolerates the overlap
             image = Image()
             for _ in image.capture(self.db):
@@ -321,6 +348,10 @@ class Durability:
             # Streams first: a snapshot file without its stream file must not supersede the log.
             await loop.run_in_executor(None, write_streams, streams, self.directory, generation)
             self.snapshot_bytes = await loop.run_in_executor(None, write, image, self.directory, generation)
+            if tokens is not None:  # durable before the segments that held them go
+                await self._durable(tokens)
+                if tokens.error is not None:
+                    raise tokens.error
             remove_older_streams(self.directory, generation)
             for old, path in snapshots(self.directory) + segments(self.directory):
                 if old < generation:

@@ -20,7 +20,19 @@ from dynalocal.journal.snapshot import load, snapshots
 from dynalocal.journal.streamlog import load_snapshot as load_streams
 from dynalocal.journal.streamlog import remove_older as remove_older_streams
 from dynalocal.journal.tablemeta import rebuild_indexes, restore_meta
-from dynalocal.journal.wal import DELETE, DROP, MAGIC, META, PUT, STREAM, Entry, decode_group, scan_segment, segments
+from dynalocal.journal.wal import (
+    DELETE,
+    DROP,
+    MAGIC,
+    META,
+    PUT,
+    STREAM,
+    TOKEN,
+    Entry,
+    decode_group,
+    scan_segment,
+    segments,
+)
 from dynalocal.storage.database import Database
 from dynalocal.storage.mutation import RECOVERY, Mutation
 from dynalocal.storage.partition import Record
@@ -59,6 +71,7 @@ class Recovery:
     skipped: int = 0  # records for tables that no longer exist (normal after a fuzzy snapshot)
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
+    tokens: dict[str, bytes] = field(default_factory=dict)  # ClientRequestToken -> its TOKEN record (journal.tokens)
 
 
 class Replayer:
@@ -73,6 +86,7 @@ class Replayer:
         self.db = db
         self.pending: dict[str, dict[bytes, Record | None]] = {}
         self.skipped = 0  # records for tables that no longer exist (normal after a fuzzy snapshot)
+        self.tokens: dict[str, bytes] = {}  # idempotency tokens logged, the latest record of each
 
     def add(self, entries: list[Entry]) -> None:
         pending = self.pending
@@ -84,6 +98,8 @@ class Replayer:
                 changes[a] = b  # type: ignore[index]  # a: the item key (only DROP has no payload)
             elif kind == STREAM:  # independent of item coalescing: replayed in log order, idempotently
                 self.db.streams.replay(name, a)  # type: ignore[arg-type]
+            elif kind == TOKEN:  # not a barrier: restored after recovery, expired ones dropped (journal.tokens)
+                self.tokens[name] = a  # type: ignore[assignment]
             else:
                 self.flush()
                 if kind == META:
@@ -187,7 +203,7 @@ def _recover(directory: Path, db: Database) -> Recovery:
     if torn is not None:
         result.problems.append(_cut(*torn))
     replayer.flush()
-    result.skipped = replayer.skipped
+    result.skipped, result.tokens = replayer.skipped, replayer.tokens
     for _generation, path in snaps[:-1] + [s for s in segments(directory) if base is not None and s[0] < base]:
         path.unlink()  # superseded by the newest snapshot
     for entry in db.tables.values():

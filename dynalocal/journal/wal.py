@@ -13,10 +13,11 @@ sequence of records, each a fixed header then its byte fields:
 
 PUT: a = encoded key, b = item JSON, size = item size; DELETE: a = key; META: a = the
 table's metadata JSON; DROP: no fields; STREAM: name = a stream ARN, a = a stream event
-(storage.streamlog). Scanning stops at the first frame that is short,
-empty or fails its checksum. If no intact frame follows it, that frame and everything after
-it are a torn tail (a write cut short by a crash); if one does, the log is damaged inside
-(`Scan.resume` says where intact frames start again).
+(storage.streamlog); TOKEN: name = a transaction's ClientRequestToken, a = its idempotency
+record (journal.tokens; an optional kind, added later: older logs simply have none).
+Scanning stops at the first frame that is short, empty or fails its checksum. If no intact
+frame follows it, that frame and everything after it are a torn tail (a write cut short by a
+crash); if one does, the log is damaged inside (`Scan.resume` says where intact frames start again).
 """
 from __future__ import annotations
 
@@ -33,11 +34,11 @@ from dynalocal.storage.partition import Record
 MAGIC = b"DLWAL\x00\x01\n"
 FRAME = struct.Struct("<II")
 RECORD = struct.Struct("<BHIII")
-PUT, DELETE, META, DROP, STREAM = 1, 2, 3, 4, 5
+PUT, DELETE, META, DROP, STREAM, TOKEN = 1, 2, 3, 4, 5, 6
 _SEGMENT = re.compile(r"wal-(\d{8})\.log")
-# Where a group frame may start: a frame header, then a record's kind (1..5) and a name length below 1024
+# Where a group frame may start: a frame header, then a record's kind (1..6) and a name length below 1024
 # (table names, and stream ARNs, which can pass 255 bytes).
-_CANDIDATE = re.compile(rb"(?=.{8}[\x01-\x05][\x00-\xff][\x00-\x03])", re.DOTALL)
+_CANDIDATE = re.compile(rb"(?=.{8}[\x01-\x06][\x00-\xff][\x00-\x03])", re.DOTALL)
 # fdatasync also persists the file size (needed to read appended data back) but skips mtime: much cheaper.
 _datasync = getattr(os, "fdatasync", os.fsync)
 
@@ -75,8 +76,8 @@ def encode_group(entries: list) -> bytes:
     names, pack = _RAW_NAMES, RECORD.pack
     for first, name, a, b in entries:
         kind = first.__class__
-        if kind is int:
-            raw_name = names.get(name) or _raw_name(name)
+        if kind is int:  # (a token is not cached: each is new, the cache would only grow)
+            raw_name = names.get(name) or (name.encode() if first == TOKEN else _raw_name(name))
             if first == PUT:
                 blob, size = b
                 parts += (pack(PUT, len(raw_name), len(a), len(blob), size), raw_name, a, blob)
@@ -111,11 +112,13 @@ def decode_group(payload: bytes) -> list[Entry]:
             raw_name = payload[pos:pos + n]
             name = names.get(raw_name)
             if name is None:
-                name = names[raw_name] = raw_name.decode()
+                name = raw_name.decode()
+                if kind != TOKEN:  # tokens are not cached (see encode_group)
+                    names[raw_name] = name
             pos += n
             if kind == PUT:
                 out.append((PUT, name, payload[pos:pos + la], (payload[pos + la:pos + la + lb], size)))
-            elif kind == DELETE or kind == META or kind == DROP or kind == STREAM:
+            elif kind == DELETE or kind == META or kind == DROP or kind == STREAM or kind == TOKEN:
                 out.append((kind, name, payload[pos:pos + la], None))
             else:
                 raise ValueError(f"unknown record kind {kind}")
