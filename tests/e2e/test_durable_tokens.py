@@ -11,8 +11,6 @@ import pytest
 from botocore.exceptions import ClientError
 from server_process import ServerProcess
 
-from dynalocal.journal.tokens import encode_token, restore
-
 TABLE = "accounts"
 
 
@@ -101,14 +99,3 @@ def test_execute_transaction_token_survives_kill(tmp_path):
                                        ClientRequestToken="px-1")
         assert err.value.response["Error"]["Code"] == "IdempotentParameterMismatchException"
 
-
-def test_recovery_keeps_tokens_for_their_ten_minutes_only():
-    """The restore filter: age from the recorded wall-clock time, expired tokens dropped."""
-    fingerprint = bytes(range(32))
-    records = {"fresh": encode_token(fingerprint, {"ConsumedCapacity": []}, 10_000.0),
-               "old": encode_token(fingerprint, b"{}", 10_000.0 - 601.0),
-               "future": encode_token(fingerprint, b"{}", 10_100.0)}  # the clock was set back since
-    restored = restore(records, 600.0, wall_now=10_060.0, monotonic_now=500.0)
-    assert set(restored) == {"fresh", "future"}
-    assert restored["fresh"] == (fingerprint, b'{"ConsumedCapacity":[]}', 440.0)
-    assert restored["future"][2] == 500.0
