@@ -34,6 +34,7 @@ MAX_BYTES = 1024 * 1024
 STREAM_ARN = re.compile(r"arn:aws[\w-]*:dynamodb:([\w-]+):(\d{12}):table/([a-zA-Z0-9_.-]{3,255})/stream/"
                         r"(\d{4}-\d\d-\d\dT\d\d:\d\d:\d\d\.\d{3})")
 SERVICE_IDENTITY = {"PrincipalId": "dynamodb.amazonaws.com", "Type": "Service"}
+MAX_SEQUENCE = 2**64 - 2  # the iterator packs a position (up to seq + 1) as an unsigned 64-bit number
 _TOKEN = struct.Struct("<QdI")  # next sequence number, issue time, crc32 of shard id + the two
 
 
@@ -129,7 +130,7 @@ def _sequence_number(body: dict) -> int:
     text = body.get("SequenceNumber")
     if text is None:
         raise ValidationException(f"SequenceNumber is required for ShardIteratorType {body['ShardIteratorType']}")
-    if not text.isdigit():
+    if not (text.isascii() and text.isdigit()):  # ASCII only: int() would take other scripts' digits too
         raise ValidationException(f"Invalid SequenceNumber: {text}")
     return int(text)
 
@@ -152,7 +153,8 @@ def get_shard_iterator(ctx: Context, caller: Caller, body: dict) -> dict:
         position = later[0] if later else (shard.end + 1 if shard.end is not None else ctx.db.streams.seq + 1)
     else:
         seq = _sequence_number(body)
-        if seq < shard.start or (shard.end is not None and seq > shard.end):
+        # Past the 64-bit positions a shard can reach: out of its range like any other (issue 28).
+        if seq < shard.start or seq > MAX_SEQUENCE or (shard.end is not None and seq > shard.end):
             raise ValidationException(f"Invalid SequenceNumber {body['SequenceNumber']} for shard {shard.id}")
         if seq <= shard.trimmed:
             raise TrimmedDataAccessException("The requested sequence number is beyond the trim horizon of the shard")

@@ -19,7 +19,7 @@ from hypothesis import strategies as st
 
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
-from dynalocal.engine.operations import HANDLERS
+from dynalocal.engine.operations import HANDLERS, STREAMS_PREFIX
 from dynalocal.http.durability import Durability
 from dynalocal.journal.recovery import recover
 from dynalocal.journal.tablemeta import encode_meta
@@ -233,12 +233,13 @@ class Fuzzer:
         self.restore()
         self.baseline = self.state()
 
-    def send(self, operation: str | None, raw: bytes, content_type: str = "application/x-amz-json-1.0"):
+    def send(self, operation: str | None, raw: bytes, content_type: str = "application/x-amz-json-1.0",
+             prefix: str = T):
         headers = {"Content-Type": content_type,  # signed, as every SDK request is (--auth relaxed checks the form)
                    "Authorization": "AWS4-HMAC-SHA256 Credential=fuzz/20250101/us-east-1/dynamodb/aws4_request, "
                                     "SignedHeaders=host, Signature=00"}
         if operation is not None:
-            headers["X-Amz-Target"] = T + operation
+            headers["X-Amz-Target"] = prefix + operation
         try:
             self.conn.request("POST", "/", raw, headers)
             response = self.conn.getresponse()
@@ -268,10 +269,11 @@ class Fuzzer:
             body = {"RequestItems": {table: [{"PutRequest": {"Item": item}} for item in items]}}
             assert self.send("BatchWriteItem", json.dumps(body).encode())[0] == 200
 
-    def check(self, operation: str | None, raw: bytes, content_type: str = "application/x-amz-json-1.0") -> None:
+    def check(self, operation: str | None, raw: bytes, content_type: str = "application/x-amz-json-1.0",
+              prefix: str = T) -> None:
         """Send one input: no 500, a DynamoDB-shaped error or a JSON answer, nothing changed if rejected."""
         before = self.state()
-        status, body = self.send(operation, raw, content_type)
+        status, body = self.send(operation, raw, content_type, prefix)
         self.tried += 1
         self.statuses[status] = self.statuses.get(status, 0) + 1
         assert status < 500, (operation, raw[:500], body[:500])
@@ -386,3 +388,134 @@ def test_recovering_the_data_directory_reproduces_the_live_state(fuzzer, tmp_pat
         for index_name, index in entry.table.indexes.items():
             assert [(k, p.get(k)) for p, k in restored.table.indexes[index_name].scan_keys()] == \
                 [(k, p.get(k)) for p, k in index.scan_keys()]
+
+
+# -- PartiQL statements (issue 28) ------------------------------------------------------------------
+
+PARTIQL_EXAMPLES = int(40 * SCALE)
+PARTIQL_TOKENS = ["SELECT", "*", "FROM", '"fuzz-range"', '"fuzz-hash"', '"fuzz-range"."by-g"', "WHERE", "pk", "sk",
+                  "n", "l[0]", "m.a", "=", "<>", "<", ">=", "?", "'p1'", "'i1'", "1", "-1", "1e400", "AND", "OR",
+                  "NOT", "(", ")", "[", "]", "{", "}", "<<", ">>", ",", ":", "'k'", "IN", "BETWEEN", "IS", "MISSING",
+                  "NULL", "TRUE", "UPDATE", "SET", "REMOVE", "INSERT", "INTO", "VALUE", "DELETE", "RETURNING", "ALL",
+                  "OLD", "NEW", "MODIFIED", "size", "list_append", "if_not_exists", "set_add", "begins_with",
+                  "contains", "attribute_type", ".", "+", "-", "`ion`", '"', "'", "EXISTS", "ORDER", "BY", "DESC",
+                  "LIMIT", ";", "''", "\u00e9", "\x00"]
+PARTIQL_BASES = [template["Statement"] for template in TEMPLATES["ExecuteStatement"]] + [
+    "INSERT INTO \"fuzz-hash\" VALUE {'id': 'i7', 'v': [1, {'a': <<'x'>>}]}",
+    "UPDATE \"fuzz-range\" SET n = n + 1, l = list_append(l, [2]) REMOVE m.a WHERE pk = 'p1' AND sk = 1 "
+    "RETURNING ALL NEW *",
+    "DELETE FROM \"fuzz-hash\" WHERE id = 'i2' RETURNING ALL OLD *",
+    "SELECT pk, l[0] FROM \"fuzz-range\" WHERE pk IN ['p0', 'p1'] AND NOT (n BETWEEN 1 AND 3) ORDER BY sk DESC",
+    "EXISTS(SELECT * FROM \"fuzz-hash\" WHERE id = 'i1')"]
+# Where a statement can nest: (text before, one level open, innermost, one level close, text after).
+PARTIQL_NESTINGS = [
+    ('SELECT * FROM "fuzz-range" WHERE ', "(", "pk = 'p1'", ")", ""),
+    ('SELECT * FROM "fuzz-range" WHERE ', "NOT ", "pk = 'p1'", "", ""),
+    ('SELECT * FROM "fuzz-range" WHERE pk = \'p1\' AND l = ', "[", "1", "]", ""),
+    ('SELECT * FROM "fuzz-range" WHERE n IN [', "{'a': ", "1", "}", "]"),
+    ('UPDATE "fuzz-hash" SET v = ', "<<", "1", ">>", " WHERE id = 'i1'"),
+    ('UPDATE "fuzz-hash" SET v = ', "list_append(", "v", ", [1])", " WHERE id = 'i1'"),
+    ('UPDATE "fuzz-hash" SET v = ', "if_not_exists(v, ", "?", ")", " WHERE id = 'i1'"),
+    ("INSERT INTO \"fuzz-hash\" VALUE {'id': 'i8', 'v': ", "[", "?", "]", "}"),
+]
+
+
+@st.composite
+def partiql_statements(draw) -> str:
+    """Token soup, a valid statement with tokens inserted, or one nested to a depth around the limits."""
+    kind = draw(st.sampled_from(["soup", "mutated", "nested", "nested"]))
+    if kind == "soup":
+        return " ".join(draw(st.lists(st.sampled_from(PARTIQL_TOKENS), max_size=30)))
+    if kind == "mutated":
+        words = draw(st.sampled_from(PARTIQL_BASES)).split(" ")
+        for _ in range(draw(st.integers(1, 3))):
+            at_ = draw(st.integers(0, len(words)))
+            words[at_:at_ + draw(st.integers(0, 1))] = [draw(st.sampled_from(PARTIQL_TOKENS))]
+        return " ".join(words)
+    before, opener, inner, closer, after = draw(st.sampled_from(PARTIQL_NESTINGS))
+    depth = draw(st.sampled_from([1, 31, 33, 99, 100, 101, 326, 490, 976, 3000]))
+    closing = closer * depth if draw(st.integers(0, 9)) else closer * (depth - 1)  # sometimes unbalanced
+    return before + opener * depth + inner + closing + after
+
+
+def partiql_member(statement: str, parameters: list) -> dict:
+    return {"Statement": statement, **({"Parameters": parameters} if parameters else {})}
+
+
+@settings(FUZZ, max_examples=PARTIQL_EXAMPLES)
+@given(operation=st.sampled_from(["ExecuteStatement", "BatchExecuteStatement", "ExecuteTransaction"]),
+       statements=st.lists(partiql_statements(), min_size=1, max_size=3),
+       parameters=st.lists(attribute_values, max_size=2))
+def test_partiql_statements_never_fail_the_server(fuzzer, operation, statements, parameters):
+    """Random, mutated and deeply nested statements on every PartiQL operation: 4xx or 200, never 5xx."""
+    members = [partiql_member(statement, parameters) for statement in statements]
+    body = members[0] if operation == "ExecuteStatement" else \
+        {"Statements": members} if operation == "BatchExecuteStatement" else {"TransactStatements": members}
+    fuzzer.check(operation, json.dumps(body).encode())
+
+
+# -- Streams parameters (issue 28) ------------------------------------------------------------------
+
+STREAM_TABLE = {**HASH_TABLE, "TableName": "fuzz-stream",
+                "StreamSpecification": {"StreamEnabled": True, "StreamViewType": "NEW_AND_OLD_IMAGES"}}
+sequence_numbers = st.one_of(
+    st.integers(0, 10**45).map(str), st.integers(0, 10**45).map(lambda n: f"{n:021d}"),
+    st.text(alphabet="0123456789\u0661\u00b2-+ .e", max_size=45), st.sampled_from(["9" * 40, "1" * 21, "0" * 21]))
+
+
+def streams_send(fuzzer: Fuzzer, operation: str, body: dict) -> dict:
+    status, answer = fuzzer.send(operation, json.dumps(body).encode(), prefix=STREAMS_PREFIX)
+    assert status == 200, answer
+    return json.loads(answer)
+
+
+@pytest.fixture
+def stream_templates(fuzzer):
+    """A stream-enabled table with records, and valid requests of every Streams operation on it; the
+    fuzzer's baseline includes the table while the test runs and is restored after."""
+    assert fuzzer.send("CreateTable", json.dumps(STREAM_TABLE).encode())[0] == 200
+    for i in range(3):
+        item = {"TableName": "fuzz-stream", "Item": {"id": {"S": f"s{i}"}}}
+        assert fuzzer.send("PutItem", json.dumps(item).encode())[0] == 200
+    arn = streams_send(fuzzer, "ListStreams", {"TableName": "fuzz-stream"})["Streams"][0]["StreamArn"]
+    shard = streams_send(fuzzer, "DescribeStream", {"StreamArn": arn})["StreamDescription"]["Shards"][0]["ShardId"]
+    iterator = streams_send(fuzzer, "GetShardIterator", {"StreamArn": arn, "ShardId": shard,
+                                                         "ShardIteratorType": "TRIM_HORIZON"})["ShardIterator"]
+    seq = streams_send(fuzzer, "GetRecords", {"ShardIterator": iterator})["Records"][0]["dynamodb"]["SequenceNumber"]
+    fuzzer.baseline = fuzzer.state()
+    yield {
+        "ListStreams": [{"TableName": "fuzz-stream", "Limit": 2}, {"ExclusiveStartStreamArn": arn, "Limit": 1}],
+        "DescribeStream": [{"StreamArn": arn, "Limit": 1, "ExclusiveStartShardId": shard},
+                           {"StreamArn": arn, "ShardFilter": {"Type": "CHILD_SHARDS", "ShardId": shard}}],
+        "GetShardIterator": [{"StreamArn": arn, "ShardId": shard, "ShardIteratorType": kind, "SequenceNumber": seq}
+                             for kind in ("AT_SEQUENCE_NUMBER", "AFTER_SEQUENCE_NUMBER")]
+                            + [{"StreamArn": arn, "ShardId": shard, "ShardIteratorType": "LATEST"}],
+        "GetRecords": [{"ShardIterator": iterator, "Limit": 2}],
+    }
+    fuzzer.restore()
+    fuzzer.baseline = fuzzer.state()
+
+
+@pytest.mark.parametrize("operation", ["ListStreams", "DescribeStream", "GetShardIterator", "GetRecords"])
+def test_streams_parameters_never_fail_the_server(fuzzer, stream_templates, operation):
+    """Mutated Streams requests: 4xx or 200, never 5xx."""
+    templates = stream_templates[operation]
+    assert all(fuzzer.send(operation, json.dumps(t).encode(), prefix=STREAMS_PREFIX)[0] == 200 for t in templates)
+
+    @settings(FUZZ, max_examples=PARTIQL_EXAMPLES)
+    @given(body=mutated(templates))
+    def run(body):
+        fuzzer.check(operation, json.dumps(body).encode(), prefix=STREAMS_PREFIX)
+
+    run()
+
+
+def test_sequence_numbers_never_fail_the_server(fuzzer, stream_templates):
+    """Every shape of sequence number on GetShardIterator (digits of any length and script, signs, 40 nines)."""
+    @settings(FUZZ, max_examples=PARTIQL_EXAMPLES)
+    @given(template=st.sampled_from(stream_templates["GetShardIterator"][:2]), sequence=sequence_numbers)
+    def run(template, sequence):
+        fuzzer.check("GetShardIterator", json.dumps({**template, "SequenceNumber": sequence}).encode(),
+                     prefix=STREAMS_PREFIX)
+
+    run()

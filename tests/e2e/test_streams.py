@@ -432,3 +432,22 @@ def test_at_timestamp_and_sequence_numbers_outside_the_shard(live):
         streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"], ShardIteratorType="AT_SEQUENCE_NUMBER",
                                    SequenceNumber="0" * 21)
     assert _code(info) == "ValidationException"
+
+
+@pytest.mark.parametrize(("sequence", "message"), [
+    ("9" * 40, "Invalid SequenceNumber {seq} for shard {shard}"),  # past any 64-bit position (issue 28)
+    ("1" * 21, "Invalid SequenceNumber {seq} for shard {shard}"),
+    ("١" * 21, "Invalid SequenceNumber: {seq}"),  # digits of another script
+    ("²" * 21, "Invalid SequenceNumber: {seq}"),
+    ("abc" + "1" * 20, "Invalid SequenceNumber: {seq}"),
+])
+@pytest.mark.parametrize("kind", ["AT_SEQUENCE_NUMBER", "AFTER_SEQUENCE_NUMBER"])
+def test_sequence_numbers_out_of_range_or_format_are_refused(live, sequence, message, kind):
+    """DynamoDB sequence numbers are 21 to 40 ASCII digits (docs/behaviour/operations.md §4)."""
+    _, arn = _table(live, "KEYS_ONLY")
+    shard = all_shards(live.streams, arn)[0]["ShardId"]
+    with pytest.raises(ClientError) as info:
+        live.streams.get_shard_iterator(StreamArn=arn, ShardId=shard, ShardIteratorType=kind, SequenceNumber=sequence)
+    assert info.value.response["ResponseMetadata"]["HTTPStatusCode"] == 400
+    assert _code(info) == "ValidationException"
+    assert info.value.response["Error"]["Message"] == message.format(seq=sequence, shard=shard)

@@ -5,6 +5,8 @@ AST nodes. Parsed statements are cached by text, like expression templates.
 
 Condition precedence (low to high): OR, AND, NOT, then one predicate (comparison, [NOT]
 BETWEEN, [NOT] IN, IS [NOT] MISSING/NULL, function) over operands (paths, literals, `?`, size()).
+Nesting (parentheses, NOTs, function calls, list/map/bag literals) is bounded by MAX_NESTING,
+so deep input is a ValidationException rather than an exhausted Python stack (issue 28).
 """
 from __future__ import annotations
 
@@ -47,6 +49,10 @@ UPDATE_FUNCTIONS = frozenset(("list_append", "if_not_exists"))
 RETURNING = {("ALL", "OLD"): "ALL_OLD", ("MODIFIED", "OLD"): "UPDATED_OLD", ("ALL", "NEW"): "ALL_NEW",
              ("MODIFIED", "NEW"): "UPDATED_NEW"}
 MISSING_COMPARED = "MISSING must be compared using IS operator"
+# Levels of parentheses, NOTs, calls and collection literals one statement may nest (all counted together);
+# each level takes at most three Python frames here and in evaluation. DynamoDB's own limit is unpublished;
+# values deeper than 32 levels are refused later by the item rules anyway (docs/behaviour/expressions.md §4).
+MAX_NESTING = 100
 CACHE_SIZE = 4096
 # The cache is bounded in bytes too: a parsed text takes ~60 bytes per character, and texts reach 4 KB or more.
 CACHE_BYTES = 32 << 20
@@ -62,6 +68,7 @@ class Parser:
         self.pos = 0
         self.slots: list = []
         self.params = 0
+        self.depth = 0
 
     # -- token helpers -------------------------------------------------------------------------
 
@@ -100,6 +107,13 @@ class Parser:
         if not self.at_punct(text):
             raise self.error()
         self.pos += 1
+
+    def enter(self, tok: Token) -> None:
+        """One more level of nesting, opened by `tok`; a ValidationException past MAX_NESTING."""
+        self.depth += 1
+        if self.depth > MAX_NESTING:
+            raise malformed_statement(
+                f"Nesting Levels have exceeded supported limits at {tok.line}:{tok.column}:{tok.end - tok.start}")
 
     # -- statements ----------------------------------------------------------------------------
 
@@ -279,14 +293,19 @@ class Parser:
         return items[0] if len(items) == 1 else A.And(tuple(items))
 
     def parse_not(self) -> A.Cond:
+        tok = self.peek()
         if self.accept("NOT"):
-            return A.Not(self.parse_not())
-        if self.at_punct("("):
+            self.enter(tok)
+            node: A.Cond = A.Not(self.parse_not())
+        elif self.at_punct("("):
+            self.enter(tok)
             self.pos += 1
-            inner = self.parse_condition()
+            node = self.parse_condition()
             self.expect_punct(")")
-            return inner
-        return self.parse_predicate()
+        else:
+            return self.parse_predicate()
+        self.depth -= 1
+        return node
 
     def parse_predicate(self) -> A.Cond:
         left = self.parse_operand()
@@ -367,6 +386,7 @@ class Parser:
     def parse_call(self, name: str, operand: Callable[[], A.Operand] | None = None) -> A.Call:
         if name not in ARITY:
             raise ValidationException(f"Unrecognized function: {name}")
+        self.enter(self.peek())
         self.pos += 2  # name and "("
         operand = operand or self.parse_operand
         args = [operand()]
@@ -376,6 +396,7 @@ class Parser:
         self.expect_punct(")")
         if len(args) != ARITY[name]:
             raise ValidationException(f"Incorrect number of arguments for function: {name}")
+        self.depth -= 1
         return A.Call(name, tuple(args))
 
     def parse_name(self) -> str:
@@ -427,12 +448,12 @@ class Parser:
             if text == "?":
                 self.params += 1
                 return Param(self.params - 1)
-            if text == "[":
-                return self._collection("]", "L")
-            if text == "<<":
-                return self._collection(">>", "BAG")
-            if text == "{":
-                return self._map()
+            if text in ("[", "<<", "{"):
+                self.enter(tok)
+                found = self._collection("]", "L") if text == "[" else \
+                    self._collection(">>", "BAG") if text == "<<" else self._map()
+                self.depth -= 1
+                return found
         if kind == ION:
             raise ValidationException(
                 f"Ion Literals are not supported: at {tok.line}:{tok.column}:{tok.end - tok.start}")
