@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dynalocal.journal.snapshot import load, snapshots
+from dynalocal.journal.snapshot import load, snapshot_path, snapshots
 from dynalocal.journal.streamlog import load_snapshot as load_streams
 from dynalocal.journal.streamlog import remove_older as remove_older_streams
 from dynalocal.journal.tablemeta import rebuild_indexes, restore_meta
@@ -44,6 +44,24 @@ class LogDamaged(RecoveryError):
             f"and {where}. Nothing was changed. `dynalocal repair --data-dir {directory}` keeps every intact "
             "record, drops the damaged bytes and reports what it dropped.")
         self.name, self.offset = name, offset
+
+
+class BaseMissing(RecoveryError):
+    """The log starts at a generation whose snapshot is gone: replaying it alone would lose every table."""
+
+    def __init__(self, directory: Path, missing: str, first: str) -> None:
+        super().__init__(
+            f"the snapshot the write-ahead log starts from is missing: {missing} (the log begins with {first}, "
+            f"which holds only the writes made after it). Starting would serve the data without it. Nothing was "
+            f"changed. Put {missing} back, or run `dynalocal repair --data-dir {directory}` to start from the log "
+            "alone (the data in the missing snapshot is lost).")
+        self.missing = missing
+
+
+def check_base(directory: Path, base: int | None, segs: list[tuple[int, Path]]) -> None:
+    """Refuse a log whose first generation has no snapshot to start from (the generation-0 log starts empty)."""
+    if base is None and segs and segs[0][0] > 0:
+        raise BaseMissing(directory, snapshot_path(directory, segs[0][0]).name, segs[0][1].name)
 
 
 @dataclass
@@ -162,6 +180,7 @@ def _recover(directory: Path, db: Database) -> Recovery:
         _, result.snapshot_items = load(path, db)
         load_streams(directory, base, db.streams)
     segs = [(g, p) for g, p in segments(directory) if base is None or g >= base]
+    check_base(directory, base, segs)
     replayer = Replayer(db)
     empty: list[Path] = []
     torn: tuple[Path, int, int, str, int] | None = None  # the damaged tail to cut: _cut's arguments
@@ -177,8 +196,9 @@ def _recover(directory: Path, db: Database) -> Recovery:
             replayer.add(entries)
         result.groups += len(scan.groups)
         result.replayed_bytes += max(0, scan.good_end - len(MAGIC))
-        if not scan.groups and scan.problem is None:
-            empty.append(path)  # an empty segment (a start-up without writes): it holds nothing to keep
+        if not scan.groups and scan.problem is None and 0 < i < len(segs) - 1:
+            empty.append(path)  # an empty segment inside the log holds nothing; the first and last are kept
+            # (the last is written next; removing the first would leave the log without its start)
         if scan.problem is not None:
             torn = (path, scan.good_end, scan.file_size, scan.problem, len(scan.groups))
     # Only now, with the whole log read and found recoverable, is anything in the directory changed.
@@ -195,8 +215,13 @@ def _recover(directory: Path, db: Database) -> Recovery:
     db.streams.resume({name: entry.table for name, entry in db.tables.items()})
     if base is not None:
         remove_older_streams(directory, base)
-    generations = [g for g, _ in segs] + ([base] if base is not None else [])
-    result.next_generation = max(generations) + 1 if generations else 0
+    # An empty last segment is written on (not one after it): generations stay gapless, so a log
+    # that does not start at its snapshot's generation (or at 0) is known to have lost its base.
+    if not segs:
+        result.next_generation = base if base is not None else 0  # the log after snapshot G is segment G
+    else:
+        last, last_path = segs[-1]
+        result.next_generation = last if last_path.stat().st_size <= len(MAGIC) else last + 1
     result.seconds = time.perf_counter() - started
     return result
 

@@ -1,0 +1,60 @@
+"""The data directory cannot lose its base silently: a missing snapshot, a removed LOCK, failed snapshots."""
+from __future__ import annotations
+
+import pytest
+from server_process import ServerProcess, scan_all
+
+
+def create_table(client, name: str = "items") -> None:
+    client.create_table(TableName=name, BillingMode="PAY_PER_REQUEST",
+                        KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}])
+
+
+def put(client, keys: range, table: str = "items") -> None:
+    for i in keys:
+        client.put_item(TableName=table, Item={"pk": {"S": f"k{i:04d}"}})
+
+
+def test_a_deleted_snapshot_stops_start_up_naming_it(tmp_path):
+    """The audit's reproduction: delete snapshot-N, keep wal-N, start: refused, not 0 tables served."""
+    data = tmp_path / "data"
+    server = ServerProcess(data, log_path=tmp_path / "server.log")
+    with server:
+        create_table(server.client())
+        put(server.client(), range(20))
+        assert server.stop() in (0, -15)
+        server.start()
+        put(server.client(), range(20, 30))
+        server.kill()
+        (snapshot,) = data.glob("snapshot-*.snap")
+        snapshot.unlink()
+        before = {p.name: p.read_bytes() for p in data.iterdir()}
+        with pytest.raises(RuntimeError) as refused:
+            server.start()
+        message = str(refused.value)
+        assert f"cannot use --data-dir {data}" in message and f"missing: {snapshot.name}" in message
+        assert {p.name: p.read_bytes() for p in data.iterdir()} == before, "start-up changed the directory"
+
+
+def test_start_ups_without_writes_leave_no_gap_in_the_log(tmp_path):
+    """Restarts that write nothing (killed or stopped) never make a later log look as if its base were lost."""
+    data = tmp_path / "data"
+    server = ServerProcess(data, log_path=tmp_path / "server.log")
+    with server:
+        server.kill()
+        server.start()
+        server.kill()
+        server.start()
+        create_table(server.client())
+        put(server.client(), range(5))
+        server.kill()
+        server.start()
+        assert server.stop() in (0, -15)
+        server.start()
+        server.kill()
+        server.start()
+        put(server.client(), range(5, 8))
+        server.kill()
+        server.start()
+        assert len(scan_all(server.client(), "items")) == 8
