@@ -362,9 +362,13 @@ class Durability:
 
 
 def _lock(directory: Path) -> int | None:
-    """Lock the data directory for this process: two servers on one directory would corrupt it."""
+    """Lock the data directory for this process: two servers on one directory would corrupt it.
+
+    The lock is an flock on the directory itself, held by a descriptor open for the server's life:
+    deleting a file in it (such as an old LOCK file) cannot free it, and the kernel frees it when
+    the process ends, however it ends."""
     directory.mkdir(parents=True, exist_ok=True)
-    fd = os.open(directory / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(directory, os.O_RDONLY)
     if fcntl is None:  # not POSIX: no advisory locks
         return fd
     try:

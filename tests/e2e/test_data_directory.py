@@ -1,6 +1,9 @@
 """The data directory cannot lose its base silently: a missing snapshot, a removed LOCK, failed snapshots."""
 from __future__ import annotations
 
+import subprocess
+import sys
+
 import pytest
 from server_process import ServerProcess, scan_all
 
@@ -58,3 +61,20 @@ def test_start_ups_without_writes_leave_no_gap_in_the_log(tmp_path):
         server.kill()
         server.start()
         assert len(scan_all(server.client(), "items")) == 8
+
+
+def test_removing_the_lock_file_does_not_let_a_second_server_in(tmp_path):
+    """The audit's reproduction: server A running, `rm data/LOCK`, server B on the same directory: refused."""
+    data = tmp_path / "data"
+    with ServerProcess(data, log_path=tmp_path / "first.log") as first:
+        create_table(first.client())
+        put(first.client(), range(20))
+        for path in data.glob("LOCK*"):
+            path.unlink()
+        second = ServerProcess(data, log_path=tmp_path / "second.log")
+        with pytest.raises(RuntimeError, match="in use by another dynalocal server"):
+            second.start()
+        done = subprocess.run([sys.executable, "-m", "dynalocal", "repair", "--data-dir", str(data)],
+                              capture_output=True, text=True, timeout=120)
+        assert done.returncode == 2 and "in use by another dynalocal server" in done.stdout
+        assert len(scan_all(first.client(), "items")) == 20
