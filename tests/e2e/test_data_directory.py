@@ -1,11 +1,21 @@
 """The data directory cannot lose its base silently: a missing snapshot, a removed LOCK, failed snapshots."""
 from __future__ import annotations
 
+import errno
+import itertools
 import subprocess
 import sys
 
 import pytest
+from conftest import LiveServer
 from server_process import ServerProcess, scan_all
+
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
+from dynalocal.http.durability import Durability
+from dynalocal.journal import snapshot, streamlog
+from dynalocal.journal.recovery import recover
+from dynalocal.storage.database import Database
 
 
 def create_table(client, name: str = "items") -> None:
@@ -78,3 +88,44 @@ def test_removing_the_lock_file_does_not_let_a_second_server_in(tmp_path):
                               capture_output=True, text=True, timeout=120)
         assert done.returncode == 2 and "in use by another dynalocal server" in done.stdout
         assert len(scan_all(first.client(), "items")) == 20
+
+
+@pytest.mark.parametrize("part", ["streams", "tables"])
+def test_a_snapshot_failing_on_a_full_disk_leaves_no_temporary_file(tmp_path, monkeypatch, part):
+    """ENOSPC injected (in-process) while a snapshot file is written: its .tmp file is removed, the log keeps all."""
+    data = tmp_path / "data"
+    ctx = Context(settings=Settings(data_dir=str(data)))
+    Durability.open(ctx)
+    with LiveServer(ctx) as live:
+        client = live.client()
+        client.create_table(TableName="items", BillingMode="PAY_PER_REQUEST",
+                            KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"})
+        put(client, range(50))
+        module, name = (streamlog, "_frames") if part == "streams" else (snapshot, "_chunk_frames")
+        original = getattr(module, name)
+
+        def full_disk(*args):
+            yield from itertools.islice(original(*args), 1)  # one frame reaches the file, then the disk is full
+            raise OSError(errno.ENOSPC, "No space left on device")
+
+        monkeypatch.setattr(module, name, full_disk)
+    assert not list(data.glob("*.tmp")), "a failed snapshot left its temporary file"
+    monkeypatch.undo()
+    db = Database()
+    recover(data, db)
+    assert db.tables["items"].table.item_count == 50
+
+
+def test_left_over_temporary_files_are_removed_at_start_up(tmp_path):
+    data = tmp_path / "data"
+    server = ServerProcess(data, log_path=tmp_path / "server.log")
+    with server:
+        create_table(server.client())
+        server.kill()
+        (data / "streams-00000001.dat.tmp").write_bytes(b"x" * 100)
+        (data / "snapshot-00000001.snap.tmp").write_bytes(b"x" * 100)
+        server.start()
+        assert not list(data.glob("*.tmp"))
+        assert server.client().list_tables()["TableNames"] == ["items"]
