@@ -108,8 +108,11 @@ class Durability:
         gc.freeze()  # the recovered items are long-lived: keep them out of every later cycle collection
         items = sum(e.table.item_count for e in ctx.db.tables.values())
         log.info("recovered %d tables, %d items from %s in %.2fs (snapshot %s, %d log groups replayed, %d records "
-                 "of tables that no longer exist skipped)", len(ctx.db.tables), items, directory, result.seconds,
+                 "of deleted tables skipped)", len(ctx.db.tables), items, directory, result.seconds,
                  result.snapshot, result.groups, result.skipped)
+        if result.lost:
+            log.warning("%d log records of tables lost to damage skipped (the tables' creation was in damaged bytes "
+                        "that `dynalocal repair` dropped, or in a snapshot it could not restore)", result.lost)
         ctx.journal = journal = cls(ctx, directory, result)
         journal._lock_fd = lock
         return journal

@@ -74,7 +74,8 @@ class Recovery:
     snapshot_items: int = 0
     groups: int = 0
     replayed_bytes: int = 0
-    skipped: int = 0  # records for tables that no longer exist (normal after a fuzzy snapshot)
+    skipped: int = 0  # records for tables deleted later in the log (normal after a fuzzy snapshot)
+    lost: int = 0  # records for tables neither in the snapshot nor created in the log: lost to damage
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
 
@@ -90,7 +91,9 @@ class Replayer:
     def __init__(self, db: Database) -> None:
         self.db = db
         self.pending: dict[str, dict[bytes, Record | None]] = {}
-        self.skipped = 0  # records for tables that no longer exist (normal after a fuzzy snapshot)
+        self.skipped = 0  # records for tables that do not exist (see `lost`)
+        self.orphans: dict[str, int] = {}  # table -> records skipped because it did not exist
+        self.dropped: set[str] = set()  # tables the log deletes
 
     def add(self, entries: list[Entry]) -> None:
         pending = self.pending
@@ -107,6 +110,7 @@ class Replayer:
                 if kind == META:
                     restore_meta(self.db, name, a)  # type: ignore[arg-type]
                 elif kind == DROP:
+                    self.dropped.add(name)
                     self.db.drop(name)
 
     def flush(self) -> None:
@@ -114,6 +118,7 @@ class Replayer:
             entry = self.db.tables.get(name)
             if entry is None:
                 self.skipped += len(changes)
+                self.orphans[name] = self.orphans.get(name, 0) + len(changes)
             else:
                 _load(entry.table, changes)
         self.pending.clear()
@@ -207,7 +212,10 @@ def _recover(directory: Path, db: Database) -> Recovery:
     if torn is not None:
         result.problems.append(_cut(*torn))
     replayer.flush()
-    result.skipped = replayer.skipped
+    # A table deleted later in the log was written to during a fuzzy snapshot: normal. One never
+    # created (not in the snapshot, no creation in the log) was lost with damaged bytes.
+    result.lost = sum(n for name, n in replayer.orphans.items() if name not in replayer.dropped)
+    result.skipped = replayer.skipped - result.lost
     for _generation, path in snaps[:-1] + [s for s in segments(directory) if base is not None and s[0] < base]:
         path.unlink()  # superseded by the newest snapshot
     for entry in db.tables.values():

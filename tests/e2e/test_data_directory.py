@@ -129,3 +129,27 @@ def test_left_over_temporary_files_are_removed_at_start_up(tmp_path):
         server.start()
         assert not list(data.glob("*.tmp"))
         assert server.client().list_tables()["TableNames"] == ["items"]
+
+
+def repair(data) -> subprocess.CompletedProcess:
+    return subprocess.run([sys.executable, "-m", "dynalocal", "repair", "--data-dir", str(data)],
+                          capture_output=True, text=True, timeout=120)
+
+
+def test_records_of_a_table_whose_creation_repair_dropped_are_reported_as_lost_to_damage(tmp_path):
+    data = tmp_path / "data"
+    server = ServerProcess(data, log_path=tmp_path / "server.log")
+    with server:
+        create_table(server.client())
+        put(server.client(), range(10))
+        server.kill()
+        (segment,) = [p for p in data.glob("wal-*.log") if p.stat().st_size > 8]
+        raw = bytearray(segment.read_bytes())
+        raw[8 + 8 + 4] ^= 0x10  # inside the first group: the table's creation
+        segment.write_bytes(bytes(raw))
+        assert repair(data).returncode == 0
+        server.start()
+        assert server.client().list_tables()["TableNames"] == []
+        started = server.log().split("=== start")[-1]
+        assert "10 log records of tables lost to damage skipped" in started
+        assert "no longer exist" not in started and "0 records of deleted tables skipped" in started
