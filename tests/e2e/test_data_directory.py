@@ -153,3 +153,54 @@ def test_records_of_a_table_whose_creation_repair_dropped_are_reported_as_lost_t
         started = server.log().split("=== start")[-1]
         assert "10 log records of tables lost to damage skipped" in started
         assert "no longer exist" not in started and "0 records of deleted tables skipped" in started
+
+
+def test_repair_salvages_a_snapshot_with_a_flipped_bit_and_keeps_the_original(tmp_path):
+    """The audit's reproduction: one bit flipped in the snapshot; start-up refuses, repair restores what is intact."""
+    data = tmp_path / "data"
+    server = ServerProcess(data, "--throttling", "off", log_path=tmp_path / "server.log")
+    with server:
+        create_table(server.client())
+        create_table(server.client(), "other")
+        put(server.client(), range(300))
+        put(server.client(), range(5), "other")
+        assert server.stop() in (0, -15)
+        (snap,) = data.glob("snapshot-*.snap")
+        raw = bytearray(snap.read_bytes())
+        raw[len(raw) // 2] ^= 0x04
+        snap.write_bytes(bytes(raw))
+        with pytest.raises(RuntimeError, match=f"cannot use --data-dir .*{snap.name}"):
+            server.start()
+        done = repair(data)
+        assert done.returncode == 0, done.stderr
+        assert f"{snap.name}: damaged (" in done.stdout and "nothing changed" not in done.stdout
+        assert "restored 2 tables and" in done.stdout and f"kept as {snap.name}.damaged" in done.stdout
+        assert (data / (snap.name + ".damaged")).read_bytes() == bytes(raw)
+        server.start()
+        client = server.client()
+        assert sorted(client.list_tables()["TableNames"]) == ["items", "other"]
+        restored = {i["pk"]["S"] for i in scan_all(client, "items")}
+        assert restored < {f"k{i:04d}" for i in range(300)}  # the damaged chunk's items are lost, no other
+        assert len(scan_all(client, "other")) == 5
+        server.kill()
+        assert repair(data).stdout.strip().endswith("has no damage; nothing changed")
+
+
+def test_repair_stands_in_for_a_missing_snapshot_and_says_what_is_lost(tmp_path):
+    data = tmp_path / "data"
+    server = ServerProcess(data, log_path=tmp_path / "server.log")
+    with server:
+        create_table(server.client())
+        assert server.stop() in (0, -15)
+        server.start()
+        create_table(server.client(), "later")
+        put(server.client(), range(3), "later")
+        put(server.client(), range(4))
+        server.kill()
+        (snap,) = data.glob("snapshot-*.snap")
+        snap.unlink()
+        done = repair(data)
+        assert done.returncode == 0 and f"{snap.name} was missing: wrote an empty one" in done.stdout
+        server.start()
+        assert server.client().list_tables()["TableNames"] == ["later"]
+        assert "4 log records of tables lost to damage skipped" in server.log().split("=== start")[-1]
