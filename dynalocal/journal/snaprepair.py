@@ -18,8 +18,10 @@ import zlib
 from pathlib import Path
 
 from dynalocal.journal.snapshot import MAGIC, SnapshotError, load, snapshot_path, snapshots
+from dynalocal.journal.streamlog import load_snapshot as load_streams
 from dynalocal.journal.wal import FRAME, frame, fsync_directory, read_frames, segments
 from dynalocal.storage.database import Database
+from dynalocal.storage.streams import StreamRegistry
 
 _END = struct.Struct("<IQ")
 _COUNT = struct.Struct("<I")
@@ -118,6 +120,19 @@ def restore_base(directory: Path) -> str | None:
     fsync_directory(directory)
     return (f"{path.name} was missing: wrote an empty one, so start-up replays the log from {segs[0][1].name}; "
             "the tables and items it held are lost (start-up reports the records of them it skips as lost to damage)")
+
+
+def check_streams(directory: Path) -> str | None:
+    """Whether the newest stream snapshot would stop start-up (repair does not rebuild it): what to say, or None."""
+    snaps = snapshots(directory)
+    if not snaps:
+        return None
+    try:
+        load_streams(directory, snaps[-1][0], StreamRegistry())
+    except (SnapshotError, ValueError, KeyError, struct.error, UnicodeDecodeError) as err:
+        return (f"{err}: the stream snapshot is damaged and repair does not rebuild stream snapshots; start-up "
+                "still refuses. Move it away to start without the stream records it held (tables and items are kept)")
+    return None
 
 
 def _free_name(path: Path) -> Path:

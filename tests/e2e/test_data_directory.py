@@ -204,3 +204,24 @@ def test_repair_stands_in_for_a_missing_snapshot_and_says_what_is_lost(tmp_path)
         server.start()
         assert server.client().list_tables()["TableNames"] == ["later"]
         assert "4 log records of tables lost to damage skipped" in server.log().split("=== start")[-1]
+
+
+def test_repair_does_not_say_nothing_changed_for_a_damaged_stream_snapshot(tmp_path):
+    data = tmp_path / "data"
+    server = ServerProcess(data, log_path=tmp_path / "server.log")
+    with server:
+        server.client().create_table(
+            TableName="items", BillingMode="PAY_PER_REQUEST", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"})
+        put(server.client(), range(20))
+        assert server.stop() in (0, -15)
+        (streams,) = data.glob("streams-*.dat")
+        raw = bytearray(streams.read_bytes())
+        raw[len(raw) // 2] ^= 0x04
+        streams.write_bytes(bytes(raw))
+        with pytest.raises(RuntimeError, match=streams.name):
+            server.start()
+        done = repair(data)
+        assert done.returncode == 1 and "nothing changed" not in done.stdout
+        assert f"{streams.name}: checksum mismatch" in done.stdout and "does not rebuild stream snapshots" in done.stdout
