@@ -58,10 +58,17 @@ class BaseMissing(RecoveryError):
         self.missing = missing
 
 
-def check_base(directory: Path, base: int | None, segs: list[tuple[int, Path]]) -> None:
-    """Refuse a log whose first generation has no snapshot to start from (the generation-0 log starts empty)."""
+def check_base(directory: Path, base: int | None, segs: list[tuple[int, Path]]) -> list[tuple[int, Path]]:
+    """Refuse a log whose first generation has no snapshot to start from (the generation-0 log starts empty);
+    return the segments to replay. A log without a snapshot that holds nothing (left by start-ups without
+    writes of an earlier version, which skipped generations) is removed: the log starts again at 0."""
     if base is None and segs and segs[0][0] > 0:
+        if all(path.stat().st_size <= len(MAGIC) for _, path in segs):
+            for _, path in segs:
+                path.unlink()
+            return []
         raise BaseMissing(directory, snapshot_path(directory, segs[0][0]).name, segs[0][1].name)
+    return segs
 
 
 @dataclass
@@ -185,7 +192,7 @@ def _recover(directory: Path, db: Database) -> Recovery:
         _, result.snapshot_items = load(path, db)
         load_streams(directory, base, db.streams)
     segs = [(g, p) for g, p in segments(directory) if base is None or g >= base]
-    check_base(directory, base, segs)
+    segs = check_base(directory, base, segs)
     replayer = Replayer(db)
     empty: list[Path] = []
     torn: tuple[Path, int, int, str, int] | None = None  # the damaged tail to cut: _cut's arguments

@@ -15,6 +15,7 @@ from dynalocal.engine.context import Context
 from dynalocal.http.durability import Durability
 from dynalocal.journal import snapshot, streamlog
 from dynalocal.journal.recovery import recover
+from dynalocal.journal.wal import MAGIC
 from dynalocal.storage.database import Database
 
 
@@ -225,3 +226,16 @@ def test_repair_does_not_say_nothing_changed_for_a_damaged_stream_snapshot(tmp_p
         done = repair(data)
         assert done.returncode == 1 and "nothing changed" not in done.stdout
         assert f"{streams.name}: checksum mismatch" in done.stdout and "does not rebuild stream snapshots" in done.stdout
+
+
+def test_an_empty_log_without_a_snapshot_is_not_taken_for_a_lost_base(tmp_path):
+    """Earlier versions skipped a generation at each start-up without writes: an empty wal-1 alone is no loss."""
+    data = tmp_path / "data"
+    data.mkdir()
+    (data / "wal-00000003.log").write_bytes(MAGIC)
+    server = ServerProcess(data, log_path=tmp_path / "server.log")
+    with server:
+        create_table(server.client())
+        server.kill()
+        server.start()
+        assert server.client().list_tables()["TableNames"] == ["items"]
