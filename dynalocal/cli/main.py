@@ -14,8 +14,9 @@ __all__ = ["main", "parse_args", "repair", "version"]
 def repair(argv: list[str]) -> int:
     """`dynalocal repair --data-dir DIR`: salvage a write-ahead log that start-up refused as damaged."""
     parser = argparse.ArgumentParser(prog="dynalocal repair", description=(
-        "Rewrite damaged write-ahead log segments with every intact record, keeping each original as "
-        "<segment>.damaged, and report what was dropped. Run it when start-up refuses a damaged log."))
+        "Rewrite a damaged snapshot and damaged write-ahead log segments with every intact record, keeping each "
+        "original as <file>.damaged, stand in for a missing snapshot with an empty one, and report what was "
+        "dropped. Run it when start-up refuses a damaged or incomplete data directory."))
     parser.add_argument("--data-dir", required=True, help="the data directory to repair (no server may be using it)")
     args = parser.parse_args(argv)
     from pathlib import Path
@@ -24,6 +25,7 @@ def repair(argv: list[str]) -> int:
 
     # each subcommand loads only what it uses (see main)
     from dynalocal.journal.repair import repair_directory
+    from dynalocal.journal.snaprepair import check_streams, repair_snapshot, restore_base  # (as above)
 
     directory = Path(args.data_dir)
     if not directory.is_dir():
@@ -35,17 +37,23 @@ def repair(argv: list[str]) -> int:
         print(f"dynalocal repair: {err}; stop it first")
         return 2
     try:
+        base = [line for line in (repair_snapshot(directory), restore_base(directory)) if line is not None]
         done = repair_directory(directory)
+        unrepaired = check_streams(directory)
     finally:
         if lock is not None:
             os.close(lock)
-    if not done:
+    if unrepaired is not None:
+        base.append(unrepaired)
+    if not done and not base:
         print(f"dynalocal repair: the write-ahead log in {directory} has no damage; nothing changed")
         return 0
+    for line in base:
+        print(line)
     for segment in done:
         print(segment.describe())
     print("Records of a table whose creation was in dropped bytes are skipped at start-up (it says how many).")
-    return 0
+    return 0 if unrepaired is None else 1
 
 
 def main(argv: list[str] | None = None) -> None:

@@ -112,8 +112,11 @@ class Durability:
         gc.freeze()  # the recovered items are long-lived: keep them out of every later cycle collection
         items = sum(e.table.item_count for e in ctx.db.tables.values())
         log.info("recovered %d tables, %d items from %s in %.2fs (snapshot %s, %d log groups replayed, %d records "
-                 "of tables that no longer exist skipped)", len(ctx.db.tables), items, directory, result.seconds,
+                 "of deleted tables skipped)", len(ctx.db.tables), items, directory, result.seconds,
                  result.snapshot, result.groups, result.skipped)
+        if result.lost:
+            log.warning("%d log records of tables lost to damage skipped (the tables' creation was in damaged bytes "
+                        "that `dynalocal repair` dropped, or in a snapshot it could not restore)", result.lost)
         ctx.journal = journal = cls(ctx, directory, result)
         journal._lock_fd = lock
         return journal
@@ -393,9 +396,13 @@ class Durability:
 
 
 def _lock(directory: Path) -> int | None:
-    """Lock the data directory for this process: two servers on one directory would corrupt it."""
+    """Lock the data directory for this process: two servers on one directory would corrupt it.
+
+    The lock is an flock on the directory itself, held by a descriptor open for the server's life:
+    deleting a file in it (such as an old LOCK file) cannot free it, and the kernel frees it when
+    the process ends, however it ends."""
     directory.mkdir(parents=True, exist_ok=True)
-    fd = os.open(directory / "LOCK", os.O_RDWR | os.O_CREAT, 0o644)
+    fd = os.open(directory, os.O_RDONLY)
     if fcntl is None:  # not POSIX: no advisory locks
         return fd
     try:

@@ -16,7 +16,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dynalocal.journal.snapshot import load, snapshots
+from dynalocal.journal.snapshot import load, snapshot_path, snapshots
 from dynalocal.journal.streamlog import load_snapshot as load_streams
 from dynalocal.journal.streamlog import remove_older as remove_older_streams
 from dynalocal.journal.tablemeta import rebuild_indexes, restore_meta
@@ -58,6 +58,31 @@ class LogDamaged(RecoveryError):
         self.name, self.offset = name, offset
 
 
+class BaseMissing(RecoveryError):
+    """The log starts at a generation whose snapshot is gone: replaying it alone would lose every table."""
+
+    def __init__(self, directory: Path, missing: str, first: str) -> None:
+        super().__init__(
+            f"the snapshot the write-ahead log starts from is missing: {missing} (the log begins with {first}, "
+            f"which holds only the writes made after it). Starting would serve the data without it. Nothing was "
+            f"changed. Put {missing} back, or run `dynalocal repair --data-dir {directory}` to start from the log "
+            "alone (the data in the missing snapshot is lost).")
+        self.missing = missing
+
+
+def check_base(directory: Path, base: int | None, segs: list[tuple[int, Path]]) -> list[tuple[int, Path]]:
+    """Refuse a log whose first generation has no snapshot to start from (the generation-0 log starts empty);
+    return the segments to replay. A log without a snapshot that holds nothing (left by start-ups without
+    writes of an earlier version, which skipped generations) is removed: the log starts again at 0."""
+    if base is None and segs and segs[0][0] > 0:
+        if all(path.stat().st_size <= len(MAGIC) for _, path in segs):
+            for _, path in segs:
+                path.unlink()
+            return []
+        raise BaseMissing(directory, snapshot_path(directory, segs[0][0]).name, segs[0][1].name)
+    return segs
+
+
 @dataclass
 class Recovery:
     """What recovery found and did."""
@@ -68,7 +93,8 @@ class Recovery:
     snapshot_items: int = 0
     groups: int = 0
     replayed_bytes: int = 0
-    skipped: int = 0  # records for tables that no longer exist (normal after a fuzzy snapshot)
+    skipped: int = 0  # records for tables deleted later in the log (normal after a fuzzy snapshot)
+    lost: int = 0  # records for tables neither in the snapshot nor created in the log: lost to damage
     problems: list[str] = field(default_factory=list)
     seconds: float = 0.0
     tokens: dict[str, bytes] = field(default_factory=dict)  # ClientRequestToken -> its TOKEN record (journal.tokens)
@@ -85,7 +111,9 @@ class Replayer:
     def __init__(self, db: Database) -> None:
         self.db = db
         self.pending: dict[str, dict[bytes, Record | None]] = {}
-        self.skipped = 0  # records for tables that no longer exist (normal after a fuzzy snapshot)
+        self.skipped = 0  # records for tables that do not exist (see `lost`)
+        self.orphans: dict[str, int] = {}  # table -> records skipped because it did not exist
+        self.dropped: set[str] = set()  # tables the log deletes
         self.tokens: dict[str, bytes] = {}  # idempotency tokens logged, the latest record of each
 
     def add(self, entries: list[Entry]) -> None:
@@ -105,6 +133,7 @@ class Replayer:
                 if kind == META:
                     restore_meta(self.db, name, a)  # type: ignore[arg-type]
                 elif kind == DROP:
+                    self.dropped.add(name)
                     self.db.drop(name)
 
     def flush(self) -> None:
@@ -112,6 +141,7 @@ class Replayer:
             entry = self.db.tables.get(name)
             if entry is None:
                 self.skipped += len(changes)
+                self.orphans[name] = self.orphans.get(name, 0) + len(changes)
             else:
                 _load(entry.table, changes)
         self.pending.clear()
@@ -178,6 +208,7 @@ def _recover(directory: Path, db: Database) -> Recovery:
         _, result.snapshot_items = load(path, db)
         load_streams(directory, base, db.streams)
     segs = [(g, p) for g, p in segments(directory) if base is None or g >= base]
+    segs = check_base(directory, base, segs)
     replayer = Replayer(db)
     empty: list[Path] = []
     torn: tuple[Path, int, int, str, int] | None = None  # the damaged tail to cut: _cut's arguments
@@ -193,8 +224,9 @@ def _recover(directory: Path, db: Database) -> Recovery:
             replayer.add(entries)
         result.groups += len(scan.groups)
         result.replayed_bytes += max(0, scan.good_end - len(MAGIC))
-        if not scan.groups and scan.problem is None:
-            empty.append(path)  # an empty segment (a start-up without writes): it holds nothing to keep
+        if not scan.groups and scan.problem is None and 0 < i < len(segs) - 1:
+            empty.append(path)  # an empty segment inside the log holds nothing; the first and last are kept
+            # (the last is written next; removing the first would leave the log without its start)
         if scan.problem is not None:
             torn = (path, scan.good_end, scan.file_size, scan.problem, len(scan.groups))
     # Only now, with the whole log read and found recoverable, is anything in the directory changed.
@@ -203,7 +235,11 @@ def _recover(directory: Path, db: Database) -> Recovery:
     if torn is not None:
         result.problems.append(_cut(*torn))
     replayer.flush()
-    result.skipped, result.tokens = replayer.skipped, replayer.tokens
+    # A table deleted later in the log was written to during a fuzzy snapshot: normal. One never
+    # created (not in the snapshot, no creation in the log) was lost with damaged bytes.
+    result.lost = sum(n for name, n in replayer.orphans.items() if name not in replayer.dropped)
+    result.skipped = replayer.skipped - result.lost
+    result.tokens = replayer.tokens
     for _generation, path in snaps[:-1] + [s for s in segments(directory) if base is not None and s[0] < base]:
         path.unlink()  # superseded by the newest snapshot
     for entry in db.tables.values():
@@ -211,8 +247,13 @@ def _recover(directory: Path, db: Database) -> Recovery:
     db.streams.resume({name: entry.table for name, entry in db.tables.items()})
     if base is not None:
         remove_older_streams(directory, base)
-    generations = [g for g, _ in segs] + ([base] if base is not None else [])
-    result.next_generation = max(generations) + 1 if generations else 0
+    # An empty last segment is written on (not one after it): generations stay gapless, so a log
+    # that does not start at its snapshot's generation (or at 0) is known to have lost its base.
+    if not segs:
+        result.next_generation = base if base is not None else 0  # the log after snapshot G is segment G
+    else:
+        last, last_path = segs[-1]
+        result.next_generation = last if last_path.stat().st_size <= len(MAGIC) else last + 1
     result.seconds = time.perf_counter() - started
     return result
 

@@ -41,12 +41,16 @@ def write_snapshot(captured: list[tuple[str, list]], directory: Path, generation
     """Write the captured stream state as `streams-<generation>.dat`, atomically."""
     final = snapshot_path(directory, generation)
     temp = final.with_name(final.name + ".tmp")
-    with open(temp, "wb") as out:
-        out.write(MAGIC)
-        for chunk in _frames(captured):
-            out.write(chunk)
-        out.flush()
-        os.fsync(out.fileno())
+    try:
+        with open(temp, "wb") as out:
+            out.write(MAGIC)
+            for chunk in _frames(captured):
+                out.write(chunk)
+            out.flush()
+            os.fsync(out.fileno())
+    except BaseException:  # e.g. a full disk: give the space of the unfinished file back at once
+        temp.unlink(missing_ok=True)
+        raise
     os.replace(temp, final)
     fsync_directory(directory)
 

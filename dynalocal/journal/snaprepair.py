@@ -1,0 +1,143 @@
+"""`dynalocal repair` for the base of the log: salvage a damaged snapshot, or stand in for a missing one.
+
+Start-up refuses both (see recovery.py). A damaged snapshot is rewritten with every intact
+table and chunk of items, in order, and a new end frame; the original is kept beside it as
+`snapshot-<n>.snap.damaged`. A chunk is only kept while the table it belongs to is known
+(its table frame intact, and no damage since that could have hidden another table's frame),
+so no item is ever restored into the wrong table. Items in dropped chunks are lost unless the
+log after the snapshot rewrote them. A missing snapshot is replaced by an empty one, so the
+log after it can be replayed: the tables it held are lost, and start-up says how many
+records of them it skipped.
+"""
+from __future__ import annotations
+
+import os
+import shutil
+import struct
+import zlib
+from pathlib import Path
+
+from dynalocal.journal.snapshot import MAGIC, SnapshotError, load, snapshot_path, snapshots
+from dynalocal.journal.streamlog import load_snapshot as load_streams
+from dynalocal.journal.wal import FRAME, frame, fsync_directory, read_frames, segments
+from dynalocal.storage.database import Database
+from dynalocal.storage.streams import StreamRegistry
+
+_END = struct.Struct("<IQ")
+_COUNT = struct.Struct("<I")
+
+
+def _next_frame(data: bytes, start: int) -> int | None:
+    """Offset of the first intact snapshot frame (table, chunk or end) after `start`, or None."""
+    end = len(data)
+    for pos in range(start + 1, end - FRAME.size):
+        if data[pos + FRAME.size] not in b"MCE":
+            continue
+        length, crc = FRAME.unpack_from(data, pos)
+        if 0 < length <= end - pos - FRAME.size and zlib.crc32(data[pos + FRAME.size:pos + FRAME.size + length]) == crc:
+            return pos
+    return None
+
+
+def _salvage(data: bytes) -> tuple[list[bytes], int, int, list[str]]:
+    """The intact table and chunk payloads to keep, their table and item counts, and what was dropped."""
+    kept: list[bytes] = []
+    tables = items = 0
+    dropped: list[str] = []
+    pos = len(MAGIC) if data[:len(MAGIC)] == MAGIC else _next_frame(data, -1)
+    known = True  # the table the next chunk belongs to is the last kept table frame
+    while pos is not None and pos < len(data):
+        resume = None
+        for offset, payload in read_frames(data, pos):
+            if isinstance(payload, str):
+                resume = _next_frame(data, offset)
+                stop = resume if resume is not None else len(data)
+                length = FRAME.unpack_from(data, offset)[0] if len(data) - offset >= FRAME.size else -1
+                kind = data[offset + FRAME.size:offset + FRAME.size + 1]
+                # One damaged chunk whose header still spans exactly to the next intact frame: same table after it.
+                known = known and kind == b"C" and offset + FRAME.size + length == stop
+                dropped.append(f"{stop - offset} bytes at offset {offset} ({payload})")
+                pos = resume
+                break
+            kind = payload[:1]
+            if kind == b"M":
+                kept.append(payload)
+                tables, known = tables + 1, True
+            elif kind == b"C" and known and kept:
+                kept.append(payload)
+                items += _COUNT.unpack_from(payload, 5)[0]
+            elif kind == b"C":
+                dropped.append(f"{FRAME.size + len(payload)} bytes at offset {offset} (items of a table whose "
+                               "frame was damaged)")
+        else:
+            break
+    return kept, tables, items, dropped
+
+
+def repair_snapshot(directory: Path) -> str | None:
+    """Salvage the newest snapshot if it is damaged; return what was done (None: it is intact or absent)."""
+    snaps = snapshots(directory)
+    if not snaps:
+        return None
+    path = snaps[-1][1]
+    try:
+        load(path, Database())
+        return None
+    except (SnapshotError, ValueError, struct.error, UnicodeDecodeError) as err:
+        problem = str(err)
+    data = path.read_bytes()
+    kept, tables, items, dropped = _salvage(data)
+    saved = _free_name(path.with_name(path.name + ".damaged"))
+    try:
+        os.link(path, saved)  # the original bytes stay, under another name
+    except OSError:
+        shutil.copy2(path, saved)
+    temp = path.with_name(path.name + ".repair.tmp")
+    with open(temp, "wb") as out:
+        out.write(MAGIC + b"".join(frame(p) for p in kept) + frame(b"E" + _END.pack(tables, items)))
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(temp, path)
+    fsync_directory(directory)
+    lost = "; ".join(dropped) or "nothing (only its end was damaged)"
+    return (f"{path.name}: damaged ({problem}); restored {tables} tables and {items} items from it, dropped {lost}; "
+            f"the log after it is replayed over it at start-up; the original is kept as {saved.name}")
+
+
+def restore_base(directory: Path) -> str | None:
+    """If the log starts after generation 0 with no snapshot, write an empty one; return what was done."""
+    segs = segments(directory)
+    if snapshots(directory) or not segs or segs[0][0] == 0:
+        return None
+    generation = segs[0][0]
+    path = snapshot_path(directory, generation)
+    temp = path.with_name(path.name + ".repair.tmp")
+    with open(temp, "wb") as out:
+        out.write(MAGIC + frame(b"E" + _END.pack(0, 0)))
+        out.flush()
+        os.fsync(out.fileno())
+    os.replace(temp, path)
+    fsync_directory(directory)
+    return (f"{path.name} was missing: wrote an empty one, so start-up replays the log from {segs[0][1].name}; "
+            "the tables and items it held are lost (start-up reports the records of them it skips as lost to damage)")
+
+
+def check_streams(directory: Path) -> str | None:
+    """Whether the newest stream snapshot would stop start-up (repair does not rebuild it): what to say, or None."""
+    snaps = snapshots(directory)
+    if not snaps:
+        return None
+    try:
+        load_streams(directory, snaps[-1][0], StreamRegistry())
+    except (SnapshotError, ValueError, KeyError, struct.error, UnicodeDecodeError) as err:
+        return (f"{err}: the stream snapshot is damaged and repair does not rebuild stream snapshots; start-up "
+                "still refuses. Move it away to start without the stream records it held (tables and items are kept)")
+    return None
+
+
+def _free_name(path: Path) -> Path:
+    n, candidate = 0, path
+    while candidate.exists():
+        n += 1
+        candidate = path.with_name(f"{path.name}.{n}")
+    return candidate
