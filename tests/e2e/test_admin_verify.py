@@ -24,7 +24,7 @@ READ = json.dumps({"operation": "Scan", "TableName": SECRET_TABLE}).encode()
 @pytest.fixture(scope="module")
 def live():
     credentials = {key: (secret, account) for key, secret, account in (ALICE, BOB)}
-    settings = Settings(auth="verify", isolation="account", credentials=credentials, admin_token=TOKEN)
+    settings = Settings(auth="verify", isolation="account", credentials=credentials)  # loopback, no token
     with LiveServer(Context(settings=settings)) as server:
         ddb = boto3.client("dynamodb", endpoint_url=server.url, region_name="us-east-1",
                            aws_access_key_id=ALICE[0], aws_secret_access_key=ALICE[1])
@@ -80,9 +80,11 @@ def test_unscoped_routes_need_the_token_under_account_isolation(live):
     for path in ("/_dynalocal/tables", "/_dynalocal/report"):
         assert admin(live, path)[0] == 403
         assert admin(live, path, who=ALICE)[0] == 403  # they show every account's tables
-        assert admin(live, path, Authorization=f"Bearer {TOKEN}")[0] == 200
-    assert admin(live, "/_dynalocal/read", READ, Authorization=f"Bearer {TOKEN}")[1]["Items"] == [
-        {"id": {"S": "alice-only"}}]
+    settings = Settings(auth="verify", isolation="account", credentials={ALICE[0]: ALICE[1:]}, admin_token=TOKEN)
+    with LiveServer(Context(settings=settings)) as server:
+        assert admin(server, "/_dynalocal/tables", who=ALICE)[0] == 403
+        assert admin(server, "/_dynalocal/tables", Authorization=f"Bearer {TOKEN}")[0] == 200
+        assert admin(server, "/_dynalocal/read", READ, ALICE)[0] == 400  # signed, scoped: no such table yet
 
 
 def test_under_shared_isolation_a_signature_opens_every_route():
