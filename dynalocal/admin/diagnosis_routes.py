@@ -13,6 +13,7 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from dynalocal.admin.guard import SIGNER
 from dynalocal.capacity.report import modes_text, snapshot, table_throttling
 from dynalocal.diagnosis.collect import WINDOW, collect
 from dynalocal.diagnosis.engine import as_json, diagnose
@@ -20,6 +21,7 @@ from dynalocal.diagnosis.render import render_report
 from dynalocal.engine.caller import ANONYMOUS, Caller
 from dynalocal.engine.context import Context
 from dynalocal.engine.dispatch import dispatch
+from dynalocal.errors import access_denied_body
 from dynalocal.values.keys import KeySchema
 from dynalocal.values.multikey import MultiKey
 
@@ -129,7 +131,15 @@ def diagnosis_routes(ctx: Context) -> list[Route]:
             return JSONResponse({"error": f"the console reads only: {', '.join(READ_OPERATIONS)}"}, status_code=400)
         caller = ANONYMOUS
         name = body.get("TableName")
-        if isinstance(name, str) and "/" in name:  # a catalog key under --isolation: <scope>/<name>
+        signer: Caller | None = request.scope.get(SIGNER)
+        if signer is not None:  # --auth verify, let in by a signature: the signer's own tables only
+            if isinstance(name, str) and "/" in name:
+                if not name.startswith(signer.scope) or "/" in name[len(signer.scope):]:
+                    return Response(access_denied_body("a signed admin read sees only the signer's own tables"),
+                                    status_code=403, media_type="application/json")
+                body["TableName"] = name[len(signer.scope):]
+            caller = signer
+        elif isinstance(name, str) and "/" in name:  # a catalog key under --isolation: <scope>/<name>
             scope, _, body["TableName"] = name.rpartition("/")
             parts = scope.split("/")
             account, region = (parts[0], parts[1]) if len(parts) == 2 else (ANONYMOUS.account, parts[0])

@@ -13,22 +13,32 @@ headers, no preflight), and on a network bind anyone can reach the server. So, s
   requires it (`Authorization: Bearer <token>` or `X-Dynalocal-Admin-Token: <token>`). On a
   non-loopback bind without a token, guarded routes are off: they could show or wipe data to
   anyone on the network.
+* Under `--auth verify`, every guarded route requires the admin token or a valid SigV4 signature
+  of a known credential (the path, query and body signed; X-Amz-Target is not needed), on any
+  bind. Under `--isolation region|account` a signature opens only the routes that serve the
+  signer's own tables (`SCOPED`: the read API); the others show or wipe every account's tables
+  and need the token.
 """
 from __future__ import annotations
 
 import hmac
 from typing import TYPE_CHECKING
 
-from dynalocal.errors import access_denied_body
+from dynalocal.errors import DynamoError, access_denied_body
 
 if TYPE_CHECKING:
-    from starlette.types import ASGIApp, Receive, Scope, Send
+    from starlette.types import ASGIApp, Message, Receive, Scope, Send
+
+    from dynalocal.engine.caller import Caller
+    from dynalocal.http.plugins.auth import Authenticator
 
 PUBLIC_READS = frozenset({"/_dynalocal/health", "/_dynalocal/metrics"})
 READ_METHODS = frozenset({"GET", "HEAD"})
 # Content types a browser may send cross-site without a preflight (the CORS "simple" ones).
 SIMPLE_TYPES = frozenset({b"", b"application/x-www-form-urlencoded", b"multipart/form-data", b"text/plain"})
 SAME_SITE = frozenset({b"same-origin", b"none"})
+SIGNER = "dynalocal.signer"  # ASGI scope key: the Caller of a verified SigV4-signed admin request
+SCOPED = frozenset({"/_dynalocal/read"})  # routes that serve a signer only its own tables
 
 
 def refusal(method: str, path: str, headers: list[tuple[bytes, bytes]], loopback: bool,
@@ -82,17 +92,65 @@ def _presented_token(headers: dict[bytes, bytes]) -> str | None:
     return credentials.strip().decode("latin-1") if scheme.lower() == b"bearer" else None
 
 
-class AdminGuard:
-    """ASGI wrapper applying `refusal` to every request before the admin app sees it."""
+def verified_refusal(auth: Authenticator, scope: Scope, body: bytes, token: str | None) -> tuple[str | None,
+                                                                                                  Caller | None]:
+    """`--auth verify`: (why this guarded admin request is refused or None, the signer's Caller if
+    it was let in by its signature rather than the token)."""
+    found: dict[bytes, bytes] = {}
+    for name, value in scope["headers"]:
+        found.setdefault(name, value)
+    if _cross_origin(found):
+        return "cross-origin requests to dynalocal's admin endpoints are refused", None
+    if token is not None:
+        presented = _presented_token(found)
+        if presented is not None and hmac.compare_digest(presented.encode(), token.encode()):
+            return None, None
+    if not found.get(b"authorization", b"").startswith(b"AWS4-"):
+        return ("under --auth verify this admin endpoint requires a SigV4 signature of a known credential "
+                "or the admin token (Authorization: Bearer <token>)"), None
+    headers = {name.decode("latin-1"): value.decode("latin-1") for name, value in found.items()}
+    try:
+        caller = auth.authenticate(scope["method"], scope["path"], scope["query_string"].decode("latin-1"),
+                                   headers, body, target=False)
+    except DynamoError as err:
+        return f"the request's signature was refused: {err.code}: {err.message}", None
+    if caller.scope and scope["path"] not in SCOPED:
+        return (f"under --isolation {auth.isolation} a signature opens only {', '.join(sorted(SCOPED))} "
+                "(the signer's own tables); this admin endpoint needs the admin token"), None
+    return None, caller
 
-    def __init__(self, app: ASGIApp, loopback: bool, token: str | None) -> None:
+
+async def _read_body(receive: Receive) -> bytes:
+    chunks = []
+    while True:
+        message = await receive()
+        chunks.append(message.get("body", b""))
+        if not message.get("more_body"):
+            return b"".join(chunks)
+
+
+class AdminGuard:
+    """ASGI wrapper applying `refusal` (or, under `--auth verify`, `verified_refusal`) to every
+    request before the admin app sees it."""
+
+    def __init__(self, app: ASGIApp, loopback: bool, token: str | None, auth: Authenticator | None = None) -> None:
         self.app = app
         self.loopback = loopback  # the server binds a loopback address only (http.hosts.is_loopback_bind)
         self.token = token or None
+        self.auth = auth  # set under --auth verify only
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
-            reason = refusal(scope["method"], scope["path"], scope["headers"], self.loopback, self.token)
+            method, path = scope["method"], scope["path"]
+            if self.auth is None or (method in READ_METHODS and path in PUBLIC_READS):
+                reason = refusal(method, path, scope["headers"], self.loopback, self.token)
+            else:
+                body = await _read_body(receive)
+                reason, signer = verified_refusal(self.auth, scope, body, self.token)
+                if reason is None and method not in READ_METHODS and not _preflighted(dict(scope["headers"])):
+                    reason = "admin requests that change state need Content-Type: application/json"
+                scope[SIGNER] = signer
+                receive = _replay(body)
             if reason is not None:
                 body = access_denied_body(reason)
                 await send({"type": "http.response.start", "status": 403,
@@ -101,3 +159,16 @@ class AdminGuard:
                 await send({"type": "http.response.body", "body": body})
                 return
         await self.app(scope, receive, send)
+
+
+def _replay(body: bytes) -> Receive:
+    """A `receive` giving the app the body the guard has already read."""
+    sent = False
+
+    async def receive() -> Message:
+        nonlocal sent
+        if sent:
+            return {"type": "http.disconnect"}
+        sent = True
+        return {"type": "http.request", "body": body, "more_body": False}
+    return receive

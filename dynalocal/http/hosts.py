@@ -7,15 +7,19 @@ in `Host`, so a server bound to loopback refuses names that are not loopback nam
 (`localhost`, `*.localhost`), IP literals, or names the user allowed with `--allowed-hosts`,
 as development servers do. On an explicit non-loopback bind (`--host 0.0.0.0`, e.g. the
 Docker image, where compose service names like `http://dynalocal:8000` must work) the user
-has opted in to being reached by any name, and any Host is served.
+has opted in to being reached by any name, and any Host is served. Checked values must be
+`host[:port]` exactly (RFC 9110 §7.2): `localhost:80@evil.example` and the like are refused.
 """
 from __future__ import annotations
 
 import ipaddress
+import re
 
 from dynalocal.errors import AccessDeniedException
 
 LOOPBACK_NAMES = ("localhost", "localhost.")
+# host[:port]: a bracketed IPv6 literal, a bare IPv6 literal (no port), or a name/IPv4 of host characters.
+_HOST_PORT = re.compile(r"(?:\[[0-9a-f:.]+\]|[0-9a-f:.]*:[0-9a-f:.]*|[a-z0-9._~-]+)(?::[0-9]{1,5})?")
 _REMEMBERED = 256  # allowed Host values kept so the check is one set lookup per request
 
 
@@ -51,7 +55,8 @@ class HostPolicy:
         if not self.checking or value is None:  # no Host at all (HTTP/1.0): no browser sends that, so no rebinding
             ok = True
         else:
-            ok = self._name_allowed(host_name(value.decode("latin-1")))
+            text = value.decode("latin-1").strip().lower()
+            ok = _HOST_PORT.fullmatch(text) is not None and self._name_allowed(host_name(text))
         if ok and len(self.seen) < _REMEMBERED:
             self.seen.add(value)
         return ok
@@ -67,8 +72,11 @@ class HostPolicy:
         return True
 
     def refusal(self, value: bytes) -> AccessDeniedException:
-        """DynamoDB's answer to a caller it does not authorize: HTTP 400 AccessDeniedException."""
+        """DynamoDB's answer to a caller it does not authorize: HTTP 400 AccessDeniedException, its
+        text under `message` as in dynalocal's other refusals of its own (errors.access_denied_body)."""
         name = value.decode("latin-1")
-        return AccessDeniedException(
+        err = AccessDeniedException(
             f"Host '{name}' is not allowed: on a loopback address dynalocal answers only localhost, IP addresses "
             f"and names given with --allowed-hosts (protection against DNS rebinding)")
+        err.message_key = "message"
+        return err

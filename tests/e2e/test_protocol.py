@@ -289,7 +289,7 @@ def test_a_foreign_host_is_refused_on_a_loopback_bind_and_nothing_runs(server, m
     for status, headers, body in answers[:3]:
         assert status.startswith(b"HTTP/1.1 400")
         assert json.loads(body)["__type"] == "com.amazon.coral.service#AccessDeniedException"
-        assert f"Host '{host}' is not allowed" in json.loads(body)["Message"]
+        assert f"Host '{host}' is not allowed" in json.loads(body)["message"]  # issue 28: spelled as the other refusals
     assert answers[3][0].startswith(b"HTTP/1.1 200")  # the connection keeps serving allowed names
     assert "Item" not in server.client().get_item(TableName=table, Key={"pk": {"S": "k"}})
     assert table in server.client().list_tables()["TableNames"]

@@ -24,7 +24,8 @@ def test_loopback_bind_allows_loopback_names_ips_and_listed_names_only():
     for ok in (b"localhost", b"localhost.", b"a.b.localhost:1", b"127.0.0.1:8000", b"[::1]", b"192.168.0.7",
                b"dev.test", b"DEV.TEST:8000", b"other.test", None):
         assert policy.allows(ok), ok
-    for bad in (b"evil.example", b"localhost.evil.example", b"dev.test.evil", b"127.0.0.1.nip.io", b"", b"[zz]"):
+    for bad in (b"evil.example", b"localhost.evil.example", b"dev.test.evil", b"127.0.0.1.nip.io", b"", b"[zz]",
+                b"localhost:80@evil.example", b"localhost:x", b"localhost:80:81", b"127.0.0.1/x", b"[::1]evil"):
         assert not policy.allows(bad), bad
     assert policy.allows(b"localhost")  # remembered: still allowed
 

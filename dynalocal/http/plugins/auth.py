@@ -7,7 +7,11 @@ Modes (`--auth`):
   MissingAuthenticationTokenException, as DynamoDB answers.
 * verify: the signature is checked against the known credentials (DYNALOCAL_CREDENTIALS
   `KEY:SECRET[:ACCOUNT],...` and/or a `--credentials` file of such lines), with DynamoDB's
-  errors for an unknown key, a wrong secret and a clock more than 15 minutes off.
+  errors for an unknown key, a wrong secret and a clock more than 15 minutes off. The signature
+  binds the request: the payload hash is computed from the body received (an
+  `x-amz-content-sha256` header that differs, `UNSIGNED-PAYLOAD` included, is refused: only S3
+  accepts unsigned payloads), and SignedHeaders must name `host`, the date header and
+  `x-amz-target` (docs/behaviour/wire.md §5).
 * none: anything goes; an unsigned request is served as region us-east-1.
 
 The region comes from the credential scope (`Credential=<key>/<date>/<region>/<service>/aws4_request`);
@@ -46,6 +50,11 @@ UNRECOGNIZED = "The security token included in the request is invalid."
 BAD_SIGNATURE = ("The request signature we calculated does not match the signature you provided. Check your AWS "
                  "Secret Access Key and signing method. Consult the service documentation for details.")
 _ACCOUNT = re.compile(r"\d{12}")
+# SignedHeaders a verified request must name (DynamoDB's wording for Host; the others by analogy):
+# without them a captured signature could be replayed to another operation or date.
+MUST_SIGN = {name: f"'{title}' must be a 'SignedHeader' in the AWS Authorization."
+             for name, title in (("x-amz-date", "X-Amz-Date"), ("date", "Date"), ("x-amz-target", "X-Amz-Target"))}
+MUST_SIGN["host"] = "'Host' or ':authority' must be a 'SignedHeader' in the AWS Authorization."
 
 
 class Headers(Protocol):
@@ -170,6 +179,15 @@ def check_clock(signed_at: float, now: float) -> None:
                                         f"{_amz_time(now + SKEW)} ({_amz_time(now)} + 15 min.)")
 
 
+def check_signed_headers(signed: Signed, date_header: str, target: bool = True) -> None:
+    """Refuse a signature that does not cover the host, the date header used and (`target`: on the
+    DynamoDB endpoint) the operation (InvalidSignatureException, as DynamoDB refuses an unsigned Host)."""
+    names = {name.strip().lower() for name in signed.signed_headers.split(";")}
+    for name in ("host", date_header, "x-amz-target") if target else ("host", date_header):
+        if name not in names:
+            raise InvalidSignatureException(MUST_SIGN[name])
+
+
 def _canonical_query(query: str) -> str:
     pairs = []
     for part in query.split("&") if query else ():
@@ -184,7 +202,7 @@ def expected_signature(signed: Signed, secret: str, method: str, path: str, quer
     sign, derived key); `headers` are lower-cased names -> values as received."""
     names = signed.signed_headers.split(";")
     canonical_headers = "".join(f"{n}:{' '.join(headers.get(n, '').split())}\n" for n in names)
-    payload = headers.get("x-amz-content-sha256") or hashlib.sha256(body).hexdigest()
+    payload = hashlib.sha256(body).hexdigest()  # of the body received, never of a header's claim
     canonical = "\n".join((method, quote(unquote(path) or "/", safe="/-_.~"), _canonical_query(query),
                            canonical_headers, signed.signed_headers, payload))
     scope = f"{signed.date}/{signed.region}/{signed.service}/aws4_request"
@@ -221,8 +239,9 @@ class Authenticator:
         return found
 
     def authenticate(self, method: str, path: str, query: str, headers: Headers,
-                     body: bytes) -> Caller:
-        """The request's Caller, or the DynamoDB error refusing it. `headers`: lower-cased names."""
+                     body: bytes, target: bool = True) -> Caller:
+        """The request's Caller, or the DynamoDB error refusing it. `headers`: lower-cased names;
+        `target`: verify requires X-Amz-Target signed (False for dynalocal's own routes)."""
         header = headers.get("authorization")
         if header is None or not header.startswith("AWS4-"):
             if self.mode == "none":
@@ -238,7 +257,7 @@ class Authenticator:
                 return self.anonymous
         signed = parse_authorization(header)
         if self.mode == "verify":
-            self._verify(signed, method, path, query, headers, body)
+            self._verify(signed, method, path, query, headers, body, target)
         return self.principal(signed.access_key, signed.region)
 
     def quick(self, header: bytes) -> Caller | None:
@@ -293,7 +312,7 @@ class Authenticator:
         raise MissingAuthenticationTokenException(MISSING_TOKEN)
 
     def _verify(self, signed: Signed, method: str, path: str, query: str, headers: Headers,
-                body: bytes) -> None:
+                body: bytes, target: bool) -> None:
         stamp = request_time(headers)
         if stamp is None:
             raise IncompleteSignatureException("Authorization header requires existence of either a 'X-Amz-Date' "
@@ -302,6 +321,10 @@ class Authenticator:
         if known is None:
             raise UnrecognizedClientException(UNRECOGNIZED)
         check_clock(stamp[1], self.clock())
+        check_signed_headers(signed, "x-amz-date" if headers.get("x-amz-date") else "date", target)
+        claimed = headers.get("x-amz-content-sha256")
+        if claimed is not None and claimed != hashlib.sha256(body).hexdigest():
+            raise InvalidSignatureException(BAD_SIGNATURE)  # a forged body, or UNSIGNED-PAYLOAD (S3 only)
         wanted = expected_signature(signed, known[0], method, path, query, headers, body, stamp[0])
         if not hmac.compare_digest(wanted, signed.signature):
             raise InvalidSignatureException(BAD_SIGNATURE)
