@@ -58,19 +58,30 @@ def _rewrite(path: Path) -> SegmentRepair:
             continue
         kept.append(frame(payload))
     dropped.sort()
+    saved = keep_original(path)
+    replace_atomically(path, MAGIC + b"".join(kept))
+    return SegmentRepair(path.name, len(kept), dropped, saved.name)
+
+
+def keep_original(path: Path) -> Path:
+    """Keep a damaged file's bytes as `<name>.damaged` (or `.damaged.N`) before repair rewrites it."""
     saved = _free_name(path.with_name(path.name + ".damaged"))
     try:
         os.link(path, saved)  # the original bytes stay, under another name
     except OSError:
         shutil.copy2(path, saved)
+    return saved
+
+
+def replace_atomically(path: Path, content: bytes) -> None:
+    """Write `content` as `path`: a crash leaves either the old file or the new one, never a mix."""
     temp = path.with_name(path.name + ".repair.tmp")
     with open(temp, "wb") as out:
-        out.write(MAGIC + b"".join(kept))
+        out.write(content)
         out.flush()
         os.fsync(out.fileno())
-    os.replace(temp, path)  # atomic: a crash leaves either the damaged segment or the repaired one
+    os.replace(temp, path)
     fsync_directory(path.parent)
-    return SegmentRepair(path.name, len(kept), dropped, saved.name)
 
 
 def _free_name(path: Path) -> Path:

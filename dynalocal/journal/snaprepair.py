@@ -11,15 +11,14 @@ records of them it skipped.
 """
 from __future__ import annotations
 
-import os
-import shutil
 import struct
 import zlib
 from pathlib import Path
 
+from dynalocal.journal.repair import keep_original, replace_atomically
 from dynalocal.journal.snapshot import MAGIC, SnapshotError, load, snapshot_path, snapshots
 from dynalocal.journal.streamlog import load_snapshot as load_streams
-from dynalocal.journal.wal import FRAME, frame, fsync_directory, read_frames, segments
+from dynalocal.journal.wal import FRAME, frame, read_frames, segments
 from dynalocal.storage.database import Database
 from dynalocal.storage.streams import StreamRegistry
 
@@ -87,18 +86,8 @@ def repair_snapshot(directory: Path) -> str | None:
         problem = str(err)
     data = path.read_bytes()
     kept, tables, items, dropped = _salvage(data)
-    saved = _free_name(path.with_name(path.name + ".damaged"))
-    try:
-        os.link(path, saved)  # the original bytes stay, under another name
-    except OSError:
-        shutil.copy2(path, saved)
-    temp = path.with_name(path.name + ".repair.tmp")
-    with open(temp, "wb") as out:
-        out.write(MAGIC + b"".join(frame(p) for p in kept) + frame(b"E" + _END.pack(tables, items)))
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(temp, path)
-    fsync_directory(directory)
+    saved = keep_original(path)
+    replace_atomically(path, MAGIC + b"".join(frame(p) for p in kept) + frame(b"E" + _END.pack(tables, items)))
     lost = "; ".join(dropped) or "nothing (only its end was damaged)"
     return (f"{path.name}: damaged ({problem}); restored {tables} tables and {items} items from it, dropped {lost}; "
             f"the log after it is replayed over it at start-up; the original is kept as {saved.name}")
@@ -111,13 +100,7 @@ def restore_base(directory: Path) -> str | None:
         return None
     generation = segs[0][0]
     path = snapshot_path(directory, generation)
-    temp = path.with_name(path.name + ".repair.tmp")
-    with open(temp, "wb") as out:
-        out.write(MAGIC + frame(b"E" + _END.pack(0, 0)))
-        out.flush()
-        os.fsync(out.fileno())
-    os.replace(temp, path)
-    fsync_directory(directory)
+    replace_atomically(path, MAGIC + frame(b"E" + _END.pack(0, 0)))
     return (f"{path.name} was missing: wrote an empty one, so start-up replays the log from {segs[0][1].name}; "
             "the tables and items it held are lost (start-up reports the records of them it skips as lost to damage)")
 
@@ -134,10 +117,3 @@ def check_streams(directory: Path) -> str | None:
                 "still refuses. Move it away to start without the stream records it held (tables and items are kept)")
     return None
 
-
-def _free_name(path: Path) -> Path:
-    n, candidate = 0, path
-    while candidate.exists():
-        n += 1
-        candidate = path.with_name(f"{path.name}.{n}")
-    return candidate
