@@ -290,5 +290,4 @@ def would_be(cause: str, mode: str) -> bool:
         return False
     if mode == "report":
         return True
-    return mode == "keys" and base in (figures.TABLE_RATE, figures.ON_DEMAND_MAXIMUM, figures.ON_DEMAND_SCALING,
-                                       figures.TABLE_QUOTA)
+    return mode == "keys" and base in figures.CAPACITY_CAUSES

@@ -12,13 +12,10 @@ from typing import Protocol
 from dynalocal.capacity.registry import Capacity
 from dynalocal.capacity.report import snapshot
 from dynalocal.diagnosis.figures import (
+    CAUSE_NAMES,
     DIRECTIONS,
-    GSI_BACK_PRESSURE,
     ON_DEMAND_MAXIMUM,
     ON_DEMAND_SCALING,
-    PARTITION_CEILING,
-    PARTITION_SHARE,
-    TABLE_QUOTA,
     TABLE_RATE,
     KeyFigures,
     MeterFigures,
@@ -27,9 +24,6 @@ from dynalocal.diagnosis.figures import (
 from dynalocal.storage.database import Database
 
 WINDOW = 60  # seconds of per-second records the rates look at
-CAUSE_NAMES = {"key_range": PARTITION_CEILING, "table_rate": TABLE_RATE, "partition_share": PARTITION_SHARE,
-               "on_demand_scaling": ON_DEMAND_SCALING, "on_demand_max": ON_DEMAND_MAXIMUM,
-               "account_limit": TABLE_QUOTA, "gsi_backpressure": GSI_BACK_PRESSURE}
 
 
 class Server(Protocol):

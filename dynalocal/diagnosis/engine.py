@@ -10,6 +10,7 @@ from dataclasses import asdict, dataclass, field
 
 from dynalocal.diagnosis.advice import HOT_GSI_KEY, HOT_KEY, UNDER_PROVISIONED, advice_for
 from dynalocal.diagnosis.figures import (
+    CAPACITY_CAUSES,
     GSI_BACK_PRESSURE,
     ON_DEMAND_MAXIMUM,
     ON_DEMAND_SCALING,
@@ -26,7 +27,6 @@ FINE = "fine"
 TOP_KEYS = 5
 ONE_KEY = 0.5  # a key carrying this share of a partition's units is the partition's cause
 NEAR = 0.8  # a partition whose peak reached this share of what it sustains came near its ceiling
-CAPACITY_CAUSES = (TABLE_RATE, ON_DEMAND_MAXIMUM, ON_DEMAND_SCALING, TABLE_QUOTA)  # capacity-setting throttles
 SKEWED = 1.5  # a partition with more than 1.5x its even share of the traffic is skewed (classic model)
 
 

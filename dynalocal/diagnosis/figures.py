@@ -8,6 +8,8 @@ from __future__ import annotations
 
 from dataclasses import dataclass, field
 
+from dynalocal.capacity.modes import CAPACITY_SETTING, KIND
+
 READ, WRITE = "read", "write"
 DIRECTIONS = (READ, WRITE)
 
@@ -19,6 +21,14 @@ ON_DEMAND_MAXIMUM = "on-demand maximum"  # an on-demand table over its OnDemandT
 ON_DEMAND_SCALING = "on-demand scaling"  # an on-demand table over what it has scaled to so far
 TABLE_QUOTA = "table quota"  # an on-demand table over the per-table quota (40,000 units/s by default)
 GSI_BACK_PRESSURE = "GSI back-pressure"  # a table write refused because a GSI could not take its part
+# The capacity module's cause codes, by these names.
+CAUSE_NAMES = {"key_range": PARTITION_CEILING, "table_rate": TABLE_RATE, "partition_share": PARTITION_SHARE,
+               "on_demand_scaling": ON_DEMAND_SCALING, "on_demand_max": ON_DEMAND_MAXIMUM,
+               "account_limit": TABLE_QUOTA, "gsi_backpressure": GSI_BACK_PRESSURE}
+# Causes from a number the user chose (capacity.modes.KIND); GSI back-pressure is left out: it takes the
+# kind of the index's own cause, which is counted beside it.
+CAPACITY_CAUSES = tuple(name for code, name in CAUSE_NAMES.items()
+                        if KIND[code] == CAPACITY_SETTING and name != GSI_BACK_PRESSURE)
 
 
 @dataclass
