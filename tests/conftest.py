@@ -128,3 +128,21 @@ def make_table(ddb):
             ddb.delete_table(TableName=name)
         except Exception:
             pass
+
+
+# Figures some tests measure (start-up time, fuzz counts...): shown in a section of pytest's own summary,
+# never printed among its progress output.
+FIGURES: list[str] = []
+
+
+@pytest.fixture
+def figure(request):
+    """Record a measured figure, labelled with the test's id, for the summary's "figures" section."""
+    return lambda text: FIGURES.append(f"{request.node.nodeid}: {text}")
+
+
+def pytest_terminal_summary(terminalreporter):
+    if FIGURES:
+        terminalreporter.section("figures")
+        for line in FIGURES:
+            terminalreporter.write_line(line)

@@ -24,8 +24,23 @@ FALSE_WORDS = frozenset(("0", "false", "no", "off", ""))
 _LINK = re.compile(r"\[([^\]]+)\]\([^)]*\)")
 
 
-def translate_local_flags(argv: Sequence[str]) -> list[str]:
-    """Rewrite DynamoDB Local's single-dash flags into dynalocal's options; leave the rest alone."""
+# Amazon's image runs `java` as its entry point, so its users pass Java's own arguments to it
+# (`-jar DynamoDBLocal.jar`, `-Djava.library.path=./DynamoDBLocal_lib`): accepted and ignored.
+JAVA_ARGUMENTS = ("-jar", "-Djava.library.path")
+
+SUBCOMMANDS = """subcommands:
+  dynalocal report [--endpoint URL] [--table T] [--json]
+                        print a running server's capacity report: verdicts, hot keys, partitions
+  dynalocal streams tail TABLE [--endpoint URL]
+                        follow a table's stream records as they are written
+  dynalocal repair --data-dir DIR
+                        salvage a data directory that start-up refused as damaged or incomplete
+each takes --help."""
+
+
+def translate_local_flags(argv: Sequence[str], ignored: list[str] | None = None) -> list[str]:
+    """Rewrite DynamoDB Local's single-dash flags into dynalocal's options; leave the rest alone.
+    Java's own arguments (JAVA_ARGUMENTS) are dropped and appended to `ignored`."""
     local = {o.local: o for o in OPTIONS if o.local}
     out: list[str] = []
     args = list(argv)
@@ -33,7 +48,15 @@ def translate_local_flags(argv: Sequence[str]) -> list[str]:
     while i < len(args):
         arg = args[i]
         row = local.get(arg)
-        if row is not None:
+        if arg == "-jar" and i + 1 < len(args):
+            if ignored is not None:
+                ignored += args[i:i + 2]
+            i += 2
+            continue
+        if arg.startswith("-Djava.library.path="):
+            if ignored is not None:
+                ignored.append(arg)
+        elif row is not None:
             out.append(row.flag)
             if row.local_value is not None:
                 out.append(row.local_value)
@@ -67,7 +90,8 @@ def shown_default(row: Option) -> str:
 
 def build_parser() -> argparse.ArgumentParser:
     """The command's argparse parser, one argument per OPTIONS row (defaults from Settings)."""
-    parser = argparse.ArgumentParser(prog="dynalocal", description="A DynamoDB-compatible local server.")
+    parser = argparse.ArgumentParser(prog="dynalocal", description="A DynamoDB-compatible local server.",
+                                     epilog=SUBCOMMANDS, formatter_class=argparse.RawDescriptionHelpFormatter)
     for row in OPTIONS:
         text = f"{plain(row.help)} (default: {plain(shown_default(row))}) [env {row.env_name}]"
         if row.is_flag:
@@ -111,14 +135,16 @@ def env_value(parser: argparse.ArgumentParser, row: Option, raw: str) -> object:
     return value
 
 
-def parse_args(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None) -> argparse.Namespace:
+def parse_args(argv: Sequence[str] | None = None, environ: Mapping[str, str] | None = None,
+               ignored: list[str] | None = None) -> argparse.Namespace:
     """Options from `argv` (default: sys.argv[1:]), DynamoDB Local's flags and DYNALOCAL_* variables
-    (`environ`, default os.environ), in the flags' own terms (--sync-interval-ms in ms, ...)."""
+    (`environ`, default os.environ), in the flags' own terms (--sync-interval-ms in ms, ...).
+    Java's arguments of a DynamoDB Local command line are dropped and appended to `ignored`."""
     environ = os.environ if environ is None else environ
     parser = build_parser()
     parser.set_defaults(**{row.dest: env_value(parser, row, environ[row.env_name])
                            for row in OPTIONS if row.env_name in environ})
-    args = parser.parse_args(translate_local_flags(sys.argv[1:] if argv is None else argv))
+    args = parser.parse_args(translate_local_flags(sys.argv[1:] if argv is None else argv, ignored))
     if args.in_memory and args.data_dir is not None:
         parser.error("-inMemory (--in-memory) and -dbPath (--data-dir) cannot be used together")
     return args

@@ -68,12 +68,15 @@ def main(argv: list[str] | None = None) -> None:
         from dynalocal.cli.streams_tail import main as streams_main  # a client too
 
         raise SystemExit(streams_main(argv[1:]))
-    settings = settings_from(parse_args(argv))
+    ignored: list[str] = []
+    settings = settings_from(parse_args(argv, ignored=ignored))
     # the server's modules load only to serve (not for repair, report or streams)
     from dynalocal.cli.build import ConfigError, build_server
     from dynalocal.http.serve import StartupFailed  # (as above)
 
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
+    if ignored:
+        logging.getLogger("dynalocal").info("ignored DynamoDB Local's Java arguments: %s", " ".join(ignored))
     try:
         server = build_server(settings)  # with CORS, authentication and isolation, compression
     except ConfigError as err:

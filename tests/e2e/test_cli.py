@@ -1,4 +1,4 @@
-"""The `dynalocal` command: --help, and the exact command the Dockerfile runs (startup time, memory, health)."""
+"""The `dynalocal` command: --help, DynamoDB Local's command lines, log levels, the README's tables."""
 from __future__ import annotations
 
 import json
@@ -17,25 +17,6 @@ import pytest
 from conftest import free_port
 
 ROOT = Path(__file__).resolve().parents[2]
-DOCKERFILE = ROOT / "docker" / "Dockerfile"
-
-
-def dockerfile_instruction(name: str) -> list[str]:
-    """The exec-form JSON array of a Dockerfile instruction (continuation lines joined)."""
-    text = DOCKERFILE.read_text().replace("\\\n", " ")
-    for line in text.splitlines():
-        match = re.match(rf"\s*{name}\s+(?:--\S+\s+)*(?:CMD\s+)?(\[.*\])\s*$", line)
-        if match:
-            return json.loads(match.group(1))
-    raise AssertionError(f"no exec-form {name} in {DOCKERFILE}")
-
-
-def with_port(command: list[str], port: int) -> list[str]:
-    out = list(command)
-    out[out.index("--port") + 1] = str(port)
-    return out
-
-
 def executable(name: str) -> str:
     """A console script as the image has it on PATH: here, the one installed beside this Python."""
     beside = Path(sys.executable).parent / name
@@ -69,10 +50,10 @@ def rss_kib(pid: int) -> int:
 class Running:
     """A dynalocal process started with `command`; knows how long it took to answer its first request."""
 
-    def __init__(self, command: list[str], port: int) -> None:
+    def __init__(self, command: list[str], port: int, env: dict[str, str] | None = None) -> None:
         self.port = port
         self.url = f"http://127.0.0.1:{port}"
-        env = dict(os.environ, PYTHONUNBUFFERED="1")
+        env = dict(os.environ, PYTHONUNBUFFERED="1", **(env or {}))
         started = time.monotonic()
         self.proc = subprocess.Popen(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, env=env, cwd="/")
         deadline = started + 20
@@ -107,43 +88,25 @@ def test_help():
     for option in ("--host", "--port", "--log-level"):
         assert option in out.stdout
     assert "127.0.0.1" in out.stdout and "8000" in out.stdout
+    for subcommand in ("dynalocal report", "dynalocal streams tail", "dynalocal repair"):
+        assert subcommand in out.stdout, f"--help does not list {subcommand}"
+
+
+def test_dynamodb_local_java_arguments_are_ignored_with_a_log_line():
+    """A DynamoDB Local command line pasted as it is (Amazon's image runs java): -jar and -Djava... dropped."""
+    port = free_port()
+    server = Running([executable("dynalocal"), "-Djava.library.path=./DynamoDBLocal_lib", "-jar", "DynamoDBLocal.jar",
+                      "-sharedDb", "-inMemory", "-port", str(port)], port)
+    code, output = server.stop()
+    assert code in CLEAN_EXIT, output
+    assert ("ignored DynamoDB Local's Java arguments: -Djava.library.path=./DynamoDBLocal_lib -jar DynamoDBLocal.jar"
+            in output), output
 
 
 def test_bad_option_is_a_usage_error():
     out = subprocess.run([sys.executable, "-m", "dynalocal", "--port", "not-a-port"], capture_output=True, text=True,
                          timeout=60)
     assert out.returncode == 2 and "usage:" in out.stderr
-
-
-def test_the_dockerfile_command_serves_dynamodb():
-    command = dockerfile_instruction("CMD")
-    assert command[0] == "dynalocal" and command[command.index("--host") + 1] == "0.0.0.0"
-    assert "EXPOSE 8000" in DOCKERFILE.read_text() and command[command.index("--port") + 1] == "8000"
-    port = free_port()
-    server = Running([executable(command[0])] + with_port(command, port)[1:], port)
-    try:
-        rss = rss_kib(server.proc.pid)
-        print(f"\nstartup (process start to first answered request): {server.startup * 1000:.0f} ms; "
-              f"idle RSS after startup: {rss / 1024:.1f} MiB")
-        assert server.health["status"] == "ok"
-        assert listening_addresses(port) == {"0.0.0.0"}
-        session = boto3.session.Session(aws_access_key_id="x", aws_secret_access_key="x", region_name="eu-west-1")
-        ddb = session.client("dynamodb", endpoint_url=server.url)
-        ddb.create_table(TableName="cli-check", KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
-                         AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
-                         BillingMode="PAY_PER_REQUEST")
-        ddb.put_item(TableName="cli-check", Item={"id": {"S": "a"}, "n": {"N": "1.0"}})
-        assert ddb.get_item(TableName="cli-check", Key={"id": {"S": "a"}})["Item"] == {"id": {"S": "a"}, "n": {"N": "1"}}
-        assert ddb.list_tables()["TableNames"] == ["cli-check"]
-        # The image's HEALTHCHECK command, looking at this process as it would at PID 1, reports healthy.
-        check = dockerfile_instruction("HEALTHCHECK")
-        assert check[0] == "python"
-        assert subprocess.run([sys.executable] + check[1:] + ["--pid", str(server.proc.pid)], timeout=30).returncode == 0
-        assert server.startup < 5.0, f"startup took {server.startup:.2f} s"
-    finally:
-        code, output = server.stop()
-    assert code in CLEAN_EXIT, output
-    assert "Traceback" not in output, output
 
 
 def test_binds_loopback_by_default():

@@ -143,13 +143,12 @@ def can_mount_tmpfs(root: Path) -> bool:
 
 
 @pytest.mark.parametrize("kind", ["tmpfs", "injected"])
-def test_a_full_disk_loses_no_acknowledged_write_and_shows_no_failed_one(tmp_path, capsys, kind):
+def test_a_full_disk_loses_no_acknowledged_write_and_shows_no_failed_one(tmp_path, figure, kind):
     """The audit's reproduction: fill the disk, write until 500, free it, write 100 more, kill -9, restart."""
     if kind == "tmpfs" and not can_mount_tmpfs(tmp_path):
         pytest.skip("this process cannot mount a tmpfs: the injected-ENOSPC variant covers the full disk")
     disk = Tmpfs(tmp_path) if kind == "tmpfs" else InjectedEnospc(tmp_path)
-    with capsys.disabled():
-        print(f"\nfull disk: {disk.mode}")
+    figure(f"full disk: {disk.mode}")
     try:
         client = disk.start()
         create_table(client)

@@ -369,10 +369,9 @@ def test_oversized_key_values_in_every_operation(fuzzer, operation):
             assert not any(len(v) > 2048 for v in schema._prefixes), "an oversized key value was cached"
 
 
-def test_recovering_the_data_directory_reproduces_the_live_state(fuzzer, tmp_path, capsys):
+def test_recovering_the_data_directory_reproduces_the_live_state(fuzzer, tmp_path, figure):
     """Everything the fuzzing did (and undid) was journaled: recovery gives back exactly the live state."""
-    with capsys.disabled():
-        print(f"\nfuzz: {fuzzer.tried} inputs tried, answers by status {dict(sorted(fuzzer.statuses.items()))}")
+    figure(f"fuzz: {fuzzer.tried} inputs tried, answers by status {dict(sorted(fuzzer.statuses.items()))}")
     assert fuzzer.tried >= len(HANDLERS) * EXAMPLES_PER_OPERATION // 2
     copy_dir = tmp_path / "copy"
     shutil.copytree(fuzzer.directory, copy_dir)

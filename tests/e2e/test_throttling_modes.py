@@ -146,7 +146,7 @@ def test_report_refuses_nothing():
         assert table["throttling"] == "report" and table["would_be"]["table_rate"] == 299
 
 
-def test_fixture_load_time_in_the_default_mode_on_the_real_clock(capsys):
+def test_fixture_load_time_in_the_default_mode_on_the_real_clock(figure):
     """The figure the issue asks for: 3,000 items into a 5/5 table through batch_writer, default mode."""
     with LiveServer() as live:
         name = _create(live.client(), "timed")
@@ -155,6 +155,5 @@ def test_fixture_load_time_in_the_default_mode_on_the_real_clock(capsys):
         elapsed = time.perf_counter() - start
         (table,) = _report(live, name)["tables"]
         would = table["would_be"].get("table_rate", 0)
-    with capsys.disabled():
-        print(f"\n3,000 items into a 5/5 table, default mode: {elapsed:.2f} s, {would} would-be throttles")
+    figure(f"3,000 items into a 5/5 table, default mode: {elapsed:.2f} s, {would} would-be throttles")
     assert would > 1000 and elapsed < 60
