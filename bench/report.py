@@ -35,6 +35,15 @@ def targets(results: dict, memory: dict | None) -> list[tuple[str, float | None,
         if DDB_LOCAL in by:
             add(f"{workload}: dynalocal / DynamoDB Local (req/s, default options)",
                 _ratio(by[MEMORY]["rps"], by[DDB_LOCAL]["rps"]), ">= 5", lambda v: v >= 5)
+    for workload, by in results.items():
+        if DDB_LOCAL in by:
+            add(f"{workload}: p99 latency, dynalocal / DynamoDB Local (default options)",
+                _ratio(by[MEMORY]["p99_ms"], by[DDB_LOCAL]["p99_ms"]), "<= 1", lambda v: v <= 1)
+    for workload, by in results.items():
+        for target, figures in by.items():
+            if target != DDB_LOCAL and figures.get("errors"):
+                add(f"{workload}: {target} answered only 2xx", float(figures["errors"]), "0 errors",
+                    lambda v: v == 0)
     if "GetItem" in results and FLOOR in results["GetItem"]:
         by = results["GetItem"]
         add("GetItem in memory: server CPU per request / bare-protocol floor",
