@@ -96,7 +96,7 @@ def test_under_shared_isolation_a_signature_opens_every_route():
 
 def test_the_console_write_route_needs_the_token_or_its_cookie_under_account_isolation():
     settings = Settings(auth="verify", isolation="account", credentials={ALICE[0]: ALICE[1:]}, admin_token=TOKEN)
-    put = json.dumps({"operation": "PutItem", "TableName": "t", "Item": {"id": {"S": "x"}}}).encode()
+    put = json.dumps({"operation": "PutItem", "TableName": "missing", "Item": {"id": {"S": "x"}}}).encode()
     with LiveServer(Context(settings=settings)) as server:
         assert admin(server, "/_dynalocal/write", put, ALICE)[0] == 403  # a signature opens only `read`
         conn = http.client.HTTPConnection(server.url.split("//")[1], timeout=10)
