@@ -21,8 +21,9 @@ from dynalocal.engine.context import Context
 from dynalocal.values.keys import KeySchema
 from dynalocal.values.multikey import MultiKey
 
-CONSOLE_FILES = {"console.html": "text/html; charset=utf-8", "console.js": "text/javascript; charset=utf-8",
-                 "console.css": "text/css; charset=utf-8"}
+JS = "text/javascript; charset=utf-8"
+CONSOLE_FILES = {"console.html": "text/html; charset=utf-8", "console.js": JS, "console-items.js": JS,
+                 "console-tables.js": JS, "console.css": "text/css; charset=utf-8"}
 HEAT_SECONDS = 60
 
 
