@@ -21,7 +21,7 @@ function typeSelect(cls) {
 
 function addGsiRow() {
   const n = $("ct-gsis").children.length;
-  $("ct-gsis").append(el("div", { class: "ct-gsi" }, el("input", { class: "gsi-name", placeholder: `index name`, size: 12,
+  $("ct-gsis").append(el("div", { class: "ct-gsi" }, "GSI ", el("input", { class: "gsi-name", placeholder: `index name`, size: 12,
     value: `gsi${n + 1}` }), ...keyFields("gsi"),
   el("button", { type: "button", onclick: (e) => e.target.parentNode.remove() }, "Remove")));
 }

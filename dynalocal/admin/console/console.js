@@ -60,6 +60,7 @@ async function refreshTables() {
   list.replaceChildren(...data.tables.map((t) => el("li", {
     class: t.name === state.selected ? "selected" : "", "data-table": t.name, onclick: () => select(t.name),
   }, t.name, el("small", {}, `${t.item_count} items · ${bytes(t.size_bytes)} · ${t.partitions} partitions`))));
+  if (!state.selected) $("status").textContent = `${data.tables.length} tables`;
   if (!$("create").hidden) return;  // the create-table form stays until it is sent
   if (state.selected && $("table").hidden && data.tables.some((t) => t.name === state.selected)) select(state.selected);
   else if (!state.selected && data.tables.length) select(data.tables[0].name);
