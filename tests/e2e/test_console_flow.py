@@ -123,6 +123,13 @@ def test_a_user_logs_in_and_works_with_a_table(flow, capsys):
                 click("#browse button[type=submit]"))
         b.wait_for(f"{text('browse-status')} === '1 items' && {text('items')}.includes('2024-12-01#002')")
 
+        # the GSI: a Query by status
+        flow.do(set_value("browse-index", "by-status"), set_value("browse-key", "paid"),
+                click("#browse button[type=submit]"))
+        b.wait_for(f"{text('browse-status')} === '1 items' && {text('items')}.includes('2024-11-23#001')",
+                   explain=text("browse-status"))
+        flow.do(set_value("browse-index", ""))
+
         # PartiQL
         flow.do(set_value("partiql", "SELECT * FROM \"orders\" WHERE customer = 'alice' AND placed = '2024-11-23#001'"),
                 click("#partiql-form button[type=submit]"))
@@ -147,3 +154,29 @@ def test_a_user_logs_in_and_works_with_a_table(flow, capsys):
     assert all(shot.stat().st_size > 5_000 for shot in flow.shots)
     with capsys.disabled():  # shown in every run, not only on failure
         print("\nconsole user-flow screenshots:\n" + "\n".join(f"  {shot}" for shot in flow.shots))
+
+
+def test_a_query_on_a_local_secondary_index_with_a_sort_key_condition(flow):
+    b = flow.browser
+    with LiveServer() as live:  # loopback, no token: the console opens directly
+        ddb = live.client()
+        ddb.create_table(
+            TableName="scores", BillingMode="PAY_PER_REQUEST",
+            KeySchema=[{"AttributeName": "player", "KeyType": "HASH"}, {"AttributeName": "game", "KeyType": "RANGE"}],
+            AttributeDefinitions=[{"AttributeName": a, "AttributeType": t}
+                                  for a, t in (("player", "S"), ("game", "S"), ("points", "N"))],
+            LocalSecondaryIndexes=[{"IndexName": "by-points", "Projection": {"ProjectionType": "ALL"},
+                                    "KeySchema": [{"AttributeName": "player", "KeyType": "HASH"},
+                                                  {"AttributeName": "points", "KeyType": "RANGE"}]}])
+        for game, points in (("g1", 10), ("g2", 250), ("g3", 99)):
+            ddb.put_item(TableName="scores", Item={"player": {"S": "ann"}, "game": {"S": game},
+                                                   "points": {"N": str(points)}})
+        b.navigate(f"{live.url}/_dynalocal/console?table=scores")
+        b.wait_for("document.readyState === 'complete' && document.getElementById('browse-status').textContent"
+                   " === '3 items'")
+        flow.do(set_value("browse-index", "by-points"), set_value("browse-op", "Query"), set_value("browse-key", "ann"))
+        assert b.evaluate(text("browse-sk-name")) == "points"
+        flow.do(set_value("browse-sk-op", ">="), set_value("browse-sk", "99"), click("#browse button[type=submit]"))
+        b.wait_for(f"{text('browse-status')} === '2 items'", explain=text("browse-status"))
+        games = b.evaluate("[...document.querySelectorAll('#items tbody tr td:nth-child(2)')].map(td => td.textContent)")
+        assert games == ["g3", "g2"]  # in the index's order: 99, then 250
