@@ -96,7 +96,8 @@ def test_the_write_route_creates_changes_and_deletes_as_dynamodb(live):
     assert status == 200 and created["TableDescription"]["GlobalSecondaryIndexes"][0]["IndexName"] == "by-status"
     item = {"pk": {"S": "a"}, "sk": {"N": "1"}, "status": {"S": "new"}}
     assert write(live, {"operation": "PutItem", "TableName": "orders", "Item": item}) == (200, {})
-    status, _ = write(live, {"operation": "UpdateItem", "TableName": "orders", "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+    status, _ = write(live, {"operation": "UpdateItem", "TableName": "orders",
+                             "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
                              "UpdateExpression": "SET #s = :s", "ExpressionAttributeNames": {"#s": "status"},
                              "ExpressionAttributeValues": {":s": {"S": "paid"}}})
     assert status == 200

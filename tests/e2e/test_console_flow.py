@@ -80,8 +80,9 @@ def test_a_user_logs_in_and_works_with_a_table(flow, capsys):
         flow.do("(() => { const k = document.getElementById('ct-key');"
                 " k.querySelector('.tbl-pk').value = 'customer'; k.querySelector('.tbl-sk').value = 'placed';"
                 " return true; })()", click("#ct-add-gsi"))
-        flow.do("(() => { const g = document.querySelector('.ct-gsi'); g.querySelector('.gsi-name').value = 'by-status';"
-                " g.querySelector('.gsi-pk').value = 'status'; return true; })()")
+        flow.do("(() => { const g = document.querySelector('.ct-gsi');"
+                " g.querySelector('.gsi-name').value = 'by-status'; g.querySelector('.gsi-pk').value = 'status';"
+                " return true; })()")
         flow.shot("create-table")
         flow.do(click("#create-table button[type=submit]"))
         b.wait_for(f"!document.getElementById('table').hidden && {text('table-name')} === 'orders'")
@@ -174,9 +175,11 @@ def test_a_query_on_a_local_secondary_index_with_a_sort_key_condition(flow):
         b.navigate(f"{live.url}/_dynalocal/console?table=scores")
         b.wait_for("document.readyState === 'complete' && document.getElementById('browse-status').textContent"
                    " === '3 items'")
-        flow.do(set_value("browse-index", "by-points"), set_value("browse-op", "Query"), set_value("browse-key", "ann"))
+        flow.do(set_value("browse-index", "by-points"), set_value("browse-op", "Query"),
+                set_value("browse-key", "ann"))
         assert b.evaluate(text("browse-sk-name")) == "points"
         flow.do(set_value("browse-sk-op", ">="), set_value("browse-sk", "99"), click("#browse button[type=submit]"))
         b.wait_for(f"{text('browse-status')} === '2 items'", explain=text("browse-status"))
-        games = b.evaluate("[...document.querySelectorAll('#items tbody tr td:nth-child(2)')].map(td => td.textContent)")
+        games = b.evaluate("[...document.querySelectorAll('#items tbody tr td:nth-child(2)')]"
+                           ".map(td => td.textContent)")
         assert games == ["g3", "g2"]  # in the index's order: 99, then 250

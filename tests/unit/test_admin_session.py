@@ -31,7 +31,8 @@ def test_the_guard_takes_the_cookie_as_the_token_and_nothing_more():
     assert refusal("GET", "/_dynalocal/tables", headers(Cookie="dynalocal_console=x"), False, TOKEN, SESSION)
     assert refusal("GET", "/_dynalocal/tables", headers(Cookie=cookie), False, TOKEN, None)  # no session: no cookie
     # a wrong bearer token is not rescued by a good cookie
-    assert refusal("GET", "/_dynalocal/tables", headers(Cookie=cookie, Authorization="Bearer no"), False, TOKEN, SESSION)
+    wrong = headers(Cookie=cookie, Authorization="Bearer no")
+    assert refusal("GET", "/_dynalocal/tables", wrong, False, TOKEN, SESSION)
     # mutating: still a preflighted content type, still same-origin
     form = headers(Cookie=cookie, Content_Type="application/x-www-form-urlencoded")
     assert "Content-Type: application/json" in (refusal("POST", "/_dynalocal/write", form, False, TOKEN, SESSION) or "")
