@@ -15,10 +15,12 @@ def admin_app(ctx: Context, loopback: bool, token: str | None) -> AdminGuard:
 
     # with Starlette, on the first admin request: serving DynamoDB alone never loads them
     from dynalocal.admin.guard import AdminGuard
+    from dynalocal.admin.login import login_routes  # (as above)
     from dynalocal.admin.routes import admin_routes  # (as above)
     from dynalocal.http.plugins.auth import Authenticator  # (as above)
 
     settings = ctx.settings
     auth = Authenticator(settings.auth, settings.credentials, settings.isolation, clock=lambda: ctx.wall_clock()) \
         if settings.auth == "verify" else None
-    return AdminGuard(Starlette(routes=admin_routes(ctx)), loopback, token, auth)
+    routes = admin_routes(ctx) + login_routes(token or None, loopback)
+    return AdminGuard(Starlette(routes=routes), loopback, token, auth)

@@ -1,5 +1,5 @@
 """Admin routes that tell the user about their tables: the table list, the diagnosis report, the
-heat-map series, the console page and its read-only item browser.
+heat-map series and the console's files (its DynamoDB routes are in dynamodb_routes).
 
 Units everywhere: capacity in DynamoDB's units (RCU/WCU, or RRU/WRU on demand), rates per
 second; sizes in bytes as DynamoDB counts item size (attribute names plus values).
@@ -13,21 +13,17 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from dynalocal.admin.guard import SIGNER
 from dynalocal.capacity.report import modes_text, snapshot, table_throttling
 from dynalocal.diagnosis.collect import WINDOW, collect
 from dynalocal.diagnosis.engine import as_json, diagnose
 from dynalocal.diagnosis.render import render_report
-from dynalocal.engine.caller import ANONYMOUS, Caller
 from dynalocal.engine.context import Context
-from dynalocal.engine.dispatch import dispatch
-from dynalocal.errors import access_denied_body
 from dynalocal.values.keys import KeySchema
 from dynalocal.values.multikey import MultiKey
 
-CONSOLE_FILES = {"console.html": "text/html; charset=utf-8", "console.js": "text/javascript; charset=utf-8",
-                 "console.css": "text/css; charset=utf-8"}
-READ_OPERATIONS = ("Scan", "Query", "DescribeTable")
+JS = "text/javascript; charset=utf-8"
+CONSOLE_FILES = {"console.html": "text/html; charset=utf-8", "console.js": JS, "console-items.js": JS,
+                 "console-tables.js": JS, "console.css": "text/css; charset=utf-8"}
 HEAT_SECONDS = 60
 
 
@@ -119,34 +115,6 @@ def diagnosis_routes(ctx: Context) -> list[Route]:
             return JSONResponse({"error": f"no table named {request.path_params['table']}"}, status_code=404)
         return Response(orjson.dumps(data), media_type="application/json")
 
-    async def read(request: Request) -> Response:
-        """The console's item browser: Scan, Query or DescribeTable, answered as DynamoDB would."""
-        try:
-            body = orjson.loads(await request.body())
-            operation = body.pop("operation")
-        except (orjson.JSONDecodeError, AttributeError, KeyError, TypeError):
-            return JSONResponse({"error": 'expected {"operation": "Scan"|"Query"|"DescribeTable", ...request}'},
-                                status_code=400)
-        if operation not in READ_OPERATIONS:
-            return JSONResponse({"error": f"the console reads only: {', '.join(READ_OPERATIONS)}"}, status_code=400)
-        caller = ANONYMOUS
-        name = body.get("TableName")
-        signer: Caller | None = request.scope.get(SIGNER)
-        if signer is not None:  # --auth verify, let in by a signature: the signer's own tables only
-            if isinstance(name, str) and "/" in name:
-                if not name.startswith(signer.scope) or "/" in name[len(signer.scope):]:
-                    return Response(access_denied_body("a signed admin read sees only the signer's own tables"),
-                                    status_code=403, media_type="application/json")
-                body["TableName"] = name[len(signer.scope):]
-            caller = signer
-        elif isinstance(name, str) and "/" in name:  # a catalog key under --isolation: <scope>/<name>
-            scope, _, body["TableName"] = name.rpartition("/")
-            parts = scope.split("/")
-            account, region = (parts[0], parts[1]) if len(parts) == 2 else (ANONYMOUS.account, parts[0])
-            caller = Caller("", region, account, "account" if len(parts) == 2 else "region")
-        status, answer = dispatch(ctx, f"DynamoDB_20120810.{operation}", orjson.dumps(body), caller)
-        return Response(answer, status_code=status, media_type="application/json")
-
     async def console(request: Request) -> Response:
         name = request.path_params.get("file", "console.html")
         if name not in CONSOLE_FILES:
@@ -157,6 +125,5 @@ def diagnosis_routes(ctx: Context) -> list[Route]:
     return [Route("/_dynalocal/tables", tables),
             Route("/_dynalocal/report", report_route),
             Route("/_dynalocal/tables/{table:path}/heat", heat_route),
-            Route("/_dynalocal/read", read, methods=["POST"]),
             Route("/_dynalocal/console", console),
             Route("/_dynalocal/console/{file}", console)]

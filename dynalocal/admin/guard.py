@@ -10,9 +10,11 @@ headers, no preflight), and on a network bind anyone can reach the server. So, s
   CORS preflight: `Content-Type: application/json` (any non-form type) or an
   `X-Dynalocal-Admin` / `Authorization` header.
 * When an admin token is set (`--admin-token`, env DYNALOCAL_ADMIN_TOKEN), every guarded route
-  requires it (`Authorization: Bearer <token>` or `X-Dynalocal-Admin-Token: <token>`). On a
-  non-loopback bind without a token, guarded routes are off: they could show or wipe data to
-  anyone on the network.
+  requires it (`Authorization: Bearer <token>` or `X-Dynalocal-Admin-Token: <token>`, or the
+  console's log-in cookie, admin.session). On a non-loopback bind without a token, guarded routes
+  are off: they could show or wipe data to anyone on the network.
+* The log-in and log-out routes need no token (the log-in route checks it) but refuse cross-origin
+  requests; the console page, asked for without a token, redirects to the log-in form.
 * Under `--auth verify`, every guarded route requires the admin token or a valid SigV4 signature
   of a known credential (the path, query and body signed; X-Amz-Target is not needed), on any
   bind. Under `--isolation region|account` a signature opens only the routes that serve the
@@ -24,6 +26,7 @@ from __future__ import annotations
 import hmac
 from typing import TYPE_CHECKING
 
+from dynalocal.admin.session import CONSOLE_PATH, LOGIN_PATH, LOGOUT_PATH, presented_session, session_value
 from dynalocal.errors import DynamoError, access_denied_body
 
 if TYPE_CHECKING:
@@ -39,11 +42,14 @@ SIMPLE_TYPES = frozenset({b"", b"application/x-www-form-urlencoded", b"multipart
 SAME_SITE = frozenset({b"same-origin", b"none"})
 SIGNER = "dynalocal.signer"  # ASGI scope key: the Caller of a verified SigV4-signed admin request
 SCOPED = frozenset({"/_dynalocal/read"})  # routes that serve a signer only its own tables
+LOG_IN_OUT = frozenset({LOGIN_PATH, LOGOUT_PATH})  # open to same-origin requests; log-in checks the token
+CROSS_ORIGIN = "cross-origin requests to dynalocal's admin endpoints are refused"
 
 
 def refusal(method: str, path: str, headers: list[tuple[bytes, bytes]], loopback: bool,
-            token: str | None) -> str | None:
-    """Why this admin request is refused, or None if it may go ahead."""
+            token: str | None, session: str | None = None) -> str | None:
+    """Why this admin request is refused, or None if it may go ahead (`session`: the log-in
+    cookie's value for `token`, admin.session.session_value, derived once by the caller)."""
     mutating = method not in READ_METHODS
     if not mutating and path in PUBLIC_READS:
         return None
@@ -51,10 +57,11 @@ def refusal(method: str, path: str, headers: list[tuple[bytes, bytes]], loopback
     for name, value in headers:
         found.setdefault(name, value)
     if _cross_origin(found):
-        return "cross-origin requests to dynalocal's admin endpoints are refused"
+        return CROSS_ORIGIN
+    if path in LOG_IN_OUT:
+        return None
     if token is not None:
-        presented = _presented_token(found)
-        if presented is None or not hmac.compare_digest(presented.encode(), token.encode()):
+        if not _has_token(found, token, session):
             return "this admin endpoint requires the admin token (Authorization: Bearer <token>)"
     elif not loopback:
         return ("admin endpoints other than health and metrics are off on a non-loopback bind; "
@@ -83,6 +90,15 @@ def _preflighted(headers: dict[bytes, bytes]) -> bool:
     return media not in SIMPLE_TYPES
 
 
+def _has_token(headers: dict[bytes, bytes], token: str, session: str | None) -> bool:
+    """The request presents the admin token, or the console's log-in cookie for it."""
+    presented = _presented_token(headers)
+    if presented is not None:
+        return hmac.compare_digest(presented.encode(), token.encode())
+    cookie = presented_session(headers.get(b"cookie"))
+    return cookie is not None and session is not None and hmac.compare_digest(cookie.encode(), session.encode())
+
+
 def _presented_token(headers: dict[bytes, bytes]) -> str | None:
     value = headers.get(b"x-dynalocal-admin-token")
     if value is not None:
@@ -92,19 +108,17 @@ def _presented_token(headers: dict[bytes, bytes]) -> str | None:
     return credentials.strip().decode("latin-1") if scheme.lower() == b"bearer" else None
 
 
-def verified_refusal(auth: Authenticator, scope: Scope, body: bytes, token: str | None) -> tuple[str | None,
-                                                                                                  Caller | None]:
+def verified_refusal(auth: Authenticator, scope: Scope, body: bytes, token: str | None,
+                     session: str | None = None) -> tuple[str | None, Caller | None]:
     """`--auth verify`: (why this guarded admin request is refused or None, the signer's Caller if
-    it was let in by its signature rather than the token)."""
+    it was let in by its signature rather than the token or the log-in cookie)."""
     found: dict[bytes, bytes] = {}
     for name, value in scope["headers"]:
         found.setdefault(name, value)
     if _cross_origin(found):
-        return "cross-origin requests to dynalocal's admin endpoints are refused", None
-    if token is not None:
-        presented = _presented_token(found)
-        if presented is not None and hmac.compare_digest(presented.encode(), token.encode()):
-            return None, None
+        return CROSS_ORIGIN, None
+    if token is not None and _has_token(found, token, session):
+        return None, None
     if not found.get(b"authorization", b"").startswith(b"AWS4-"):
         return ("under --auth verify this admin endpoint requires a SigV4 signature of a known credential "
                 "or the admin token (Authorization: Bearer <token>)"), None
@@ -138,19 +152,26 @@ class AdminGuard:
         self.loopback = loopback  # the server binds a loopback address only (http.hosts.is_loopback_bind)
         self.token = token or None
         self.auth = auth  # set under --auth verify only
+        self.session = session_value(self.token) if self.token else None  # the log-in cookie's value
 
     async def __call__(self, scope: Scope, receive: Receive, send: Send) -> None:
         if scope["type"] == "http":
             method, path = scope["method"], scope["path"]
-            if self.auth is None or (method in READ_METHODS and path in PUBLIC_READS):
-                reason = refusal(method, path, scope["headers"], self.loopback, self.token)
+            if self.auth is None or (method in READ_METHODS and path in PUBLIC_READS) or path in LOG_IN_OUT:
+                reason = refusal(method, path, scope["headers"], self.loopback, self.token, self.session)
             else:
                 body = await _read_body(receive)
-                reason, signer = verified_refusal(self.auth, scope, body, self.token)
+                reason, signer = verified_refusal(self.auth, scope, body, self.token, self.session)
                 if reason is None and method not in READ_METHODS and not _preflighted(dict(scope["headers"])):
                     reason = "admin requests that change state need Content-Type: application/json"
                 scope[SIGNER] = signer
                 receive = _replay(body)
+            if reason is not None and reason != CROSS_ORIGIN and self.token and path == CONSOLE_PATH \
+                    and method in READ_METHODS:  # the console page without the token: the log-in form
+                await send({"type": "http.response.start", "status": 303,
+                            "headers": [(b"location", LOGIN_PATH.encode()), (b"content-length", b"0")]})
+                await send({"type": "http.response.body", "body": b""})
+                return
             if reason is not None:
                 body = access_denied_body(reason)
                 await send({"type": "http.response.start", "status": 403,

@@ -6,6 +6,7 @@ from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
 from dynalocal.admin.diagnosis_routes import diagnosis_routes
+from dynalocal.admin.dynamodb_routes import dynamodb_routes
 from dynalocal.capacity.report import meter_data
 from dynalocal.engine.context import Context
 from dynalocal.engine.reset import reset_database
@@ -82,7 +83,7 @@ def admin_routes(ctx: Context) -> list[Route]:
             # {table:path}: under --isolation region|account a table's key is <region>/<name> or
             # <account>/<region>/<name> (storage.database), e.g. /_dynalocal/tables/eu-west-1/Music/partitions
             Route("/_dynalocal/tables/{table:path}/partitions", partitions),
-            Route("/_dynalocal/metrics", metrics)] + diagnosis_routes(ctx)
+            Route("/_dynalocal/metrics", metrics)] + diagnosis_routes(ctx) + dynamodb_routes(ctx)
 
 
 _METRICS = (

@@ -92,3 +92,17 @@ def test_under_shared_isolation_a_signature_opens_every_route():
         assert admin(server, "/_dynalocal/tables")[0] == 403
         assert admin(server, "/_dynalocal/tables", who=ALICE)[0] == 200
         assert admin(server, "/_dynalocal/reset", b"{}", who=ALICE)[0] == 200
+
+
+def test_the_console_write_route_needs_the_token_or_its_cookie_under_account_isolation():
+    settings = Settings(auth="verify", isolation="account", credentials={ALICE[0]: ALICE[1:]}, admin_token=TOKEN)
+    put = json.dumps({"operation": "PutItem", "TableName": "missing", "Item": {"id": {"S": "x"}}}).encode()
+    with LiveServer(Context(settings=settings)) as server:
+        assert admin(server, "/_dynalocal/write", put, ALICE)[0] == 403  # a signature opens only `read`
+        conn = http.client.HTTPConnection(server.url.split("//")[1], timeout=10)
+        conn.request("POST", "/_dynalocal/login", body=f"token={TOKEN}",
+                     headers={"Content-Type": "application/x-www-form-urlencoded"})
+        cookie = conn.getresponse().headers["Set-Cookie"].split(";")[0]
+        conn.close()
+        status, body = admin(server, "/_dynalocal/write", put, Cookie=cookie)
+        assert (status, body["__type"]) == (400, "com.amazonaws.dynamodb.v20120810#ResourceNotFoundException")

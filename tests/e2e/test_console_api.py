@@ -77,3 +77,52 @@ def test_console_files_are_served_from_the_package(live):
         assert status == 200 and headers["Content-Type"].startswith(kind) and len(raw) > 500
     assert call(live, "/_dynalocal/console/secrets.py")[0] == 404
     assert b"http://" not in call(live, "/_dynalocal/console")[2].replace(b"http://127.0.0.1", b"")  # no CDN
+
+
+def write(server, body):
+    status, _, raw = call(server, "/_dynalocal/write", body, method="POST")
+    return status, json.loads(raw)
+
+
+def test_the_write_route_creates_changes_and_deletes_as_dynamodb(live):
+    status, created = write(live, {
+        "operation": "CreateTable", "TableName": "orders", "BillingMode": "PAY_PER_REQUEST",
+        "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
+        "AttributeDefinitions": [{"AttributeName": "pk", "AttributeType": "S"},
+                                 {"AttributeName": "sk", "AttributeType": "N"},
+                                 {"AttributeName": "status", "AttributeType": "S"}],
+        "GlobalSecondaryIndexes": [{"IndexName": "by-status", "Projection": {"ProjectionType": "ALL"},
+                                    "KeySchema": [{"AttributeName": "status", "KeyType": "HASH"}]}]})
+    assert status == 200 and created["TableDescription"]["GlobalSecondaryIndexes"][0]["IndexName"] == "by-status"
+    item = {"pk": {"S": "a"}, "sk": {"N": "1"}, "status": {"S": "new"}}
+    assert write(live, {"operation": "PutItem", "TableName": "orders", "Item": item}) == (200, {})
+    status, _ = write(live, {"operation": "UpdateItem", "TableName": "orders",
+                             "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}},
+                             "UpdateExpression": "SET #s = :s", "ExpressionAttributeNames": {"#s": "status"},
+                             "ExpressionAttributeValues": {":s": {"S": "paid"}}})
+    assert status == 200
+    assert live.ddb.query(TableName="orders", IndexName="by-status", KeyConditionExpression="#s = :s",
+                          ExpressionAttributeNames={"#s": "status"},
+                          ExpressionAttributeValues={":s": {"S": "paid"}})["Count"] == 1
+    status, answer = write(live, {"operation": "ExecuteStatement",
+                                  "Statement": "SELECT * FROM \"orders\" WHERE pk = 'a'"})
+    assert status == 200 and answer["Items"] == [{**item, "status": {"S": "paid"}}]
+    assert write(live, {"operation": "DeleteItem", "TableName": "orders",
+                        "Key": {"pk": {"S": "a"}, "sk": {"N": "1"}}}) == (200, {})
+    assert write(live, {"operation": "DeleteTable", "TableName": "orders"})[0] == 200
+    assert live.ddb.list_tables()["TableNames"] == []
+
+
+def test_the_write_route_answers_errors_byte_for_byte_as_the_wire(live):
+    create(live.ddb, "errs")
+    request = {"TableName": "errs", "Item": {"pk": {"S": "k"}}, "ConditionExpression": "attribute_exists(pk)"}
+    wire = live.raw("DynamoDB_20120810.PutItem", request)
+    console = call(live, "/_dynalocal/write", {"operation": "PutItem", **request}, method="POST")
+    assert wire[0] == console[0] == 400 and wire[2] == console[2]
+    assert b"ConditionalCheckFailedException" in console[2]
+    status, answer = write(live, {"operation": "ExecuteStatement", "Statement": "SELEC oops"})
+    assert status == 400 and answer["__type"].endswith("ValidationException")
+    status, answer = write(live, {"operation": "BatchWriteItem", "RequestItems": {}})
+    assert status == 400 and "writes only" in answer["error"]
+    status, answer = write(live, {"TableName": "errs"})
+    assert status == 400 and answer["error"].startswith('expected {"operation": "CreateTable"|')

@@ -1,6 +1,7 @@
-// dynalocal console: tables, a live heat map of partitions, top keys, the verdict and an item browser.
+// dynalocal console: tables, a live heat map of partitions, top keys and the verdicts; the shared helpers.
 // Plain JS served by the server itself (no build step, no CDN). Data: GET /_dynalocal/tables,
-// /_dynalocal/report?table=T, /_dynalocal/tables/T/heat, POST /_dynalocal/read.
+// /_dynalocal/report?table=T, /_dynalocal/tables/T/heat. Items and queries: console-items.js;
+// creating and deleting tables and PartiQL: console-tables.js (POST /_dynalocal/read and /write).
 "use strict";
 
 const state = { tables: [], selected: null, nextKey: null, lastRequest: null };
@@ -20,11 +21,31 @@ function el(tag, attrs, ...children) {
   return node;
 }
 
+// An error as DynamoDB returns it: "ConditionalCheckFailedException: The conditional request failed".
+function errorText(body, response) {
+  const type = body.__type ? body.__type.split("#").pop() : "";
+  const message = body.message || body.Message || body.error || response.statusText;
+  return type ? `${type}: ${message}` : message;
+}
+
 async function getJSON(url, options) {
   const response = await fetch(url, options);
   const body = await response.json();
-  if (!response.ok) throw new Error(body.message || body.error || response.statusText);
+  if (!response.ok) throw new Error(errorText(body, response));
   return body;
+}
+
+// A DynamoDB operation through the console's routes: reads (Scan, Query, DescribeTable) and the rest.
+const READS = new Set(["Scan", "Query", "DescribeTable"]);
+function ddb(operation, request) {
+  return getJSON(`/_dynalocal/${READS.has(operation) ? "read" : "write"}`, {
+    method: "POST", headers: { "Content-Type": "application/json" }, body: JSON.stringify({ operation, ...request }),
+  });
+}
+
+function report(id, text, isError) {
+  $(id).textContent = text;
+  $(id).className = isError ? "error" : "";
 }
 
 const bytes = (n) => n < 1024 ? `${n} B` : n < 1048576 ? `${(n / 1024).toFixed(1)} KB` : `${(n / 1048576).toFixed(1)} MB`;
@@ -39,6 +60,8 @@ async function refreshTables() {
   list.replaceChildren(...data.tables.map((t) => el("li", {
     class: t.name === state.selected ? "selected" : "", "data-table": t.name, onclick: () => select(t.name),
   }, t.name, el("small", {}, `${t.item_count} items · ${bytes(t.size_bytes)} · ${t.partitions} partitions`))));
+  if (!state.selected) $("status").textContent = `${data.tables.length} tables`;
+  if (!$("create").hidden) return;  // the create-table form stays until it is sent
   if (state.selected && $("table").hidden && data.tables.some((t) => t.name === state.selected)) select(state.selected);
   else if (!state.selected && data.tables.length) select(data.tables[0].name);
   else if (state.selected) showFacts();
@@ -64,20 +87,10 @@ function select(name) {
   $("table").hidden = false;
   $("table-name").textContent = name;
   showFacts();
-  const t = table();
-  const options = [el("option", { value: "" }, "table")];
-  for (const index of (t ? t.indexes : [])) options.push(el("option", { value: index.name }, `index ${index.name}`));
-  $("browse-index").replaceChildren(...options);
-  $("items").tHead.replaceChildren();
-  $("items").tBodies[0].replaceChildren();
+  $("create").hidden = true;
+  resetDelete();  // console-tables.js
   refreshLive();
-  if (params.has("query") && name === params.get("table")) {  // a link to a Query: ?table=T&query=KEY[&index=I]
-    $("browse-index").value = params.get("index") || "";
-    $("browse-op").value = "Query";
-    $("browse-key").value = params.get("query");
-    $("browse-key-label").hidden = false;
-  }
-  browse();
+  showBrowser(name);  // console-items.js
 }
 
 // -- verdicts, heat map and top keys (live) ----------------------------------------------------
@@ -165,71 +178,7 @@ function showTopKeys(t) {
   $("top-keys").tBodies[0].replaceChildren(...rows);
 }
 
-// -- item browser -----------------------------------------------------------------------------
-
-function show(value) {
-  const [type, v] = Object.entries(value)[0];
-  if (type === "S" || type === "N" || type === "B") return v;
-  if (type === "BOOL") return String(v);
-  if (type === "NULL") return "null";
-  if (type === "SS" || type === "NS" || type === "BS") return `{${v.join(", ")}}`;
-  if (type === "L") return `[${v.map(show).join(", ")}]`;
-  if (type === "M") return `{${Object.entries(v).map(([k, x]) => `${k}: ${show(x)}`).join(", ")}}`;
-  return JSON.stringify(value);
-}
-
-function partitionKeyName(indexName) {
-  const t = table();
-  return (indexName ? t.indexes.find((i) => i.name === indexName).key_schema : t.key_schema).partition_key;
-}
-
-function cell(text) {
-  // long values are cut in the table; the whole value is in the tooltip
-  return text.length > 80 ? el("td", { title: text }, `${text.slice(0, 80)}…`) : el("td", {}, text);
-}
-
-async function browse(event, next) {
-  if (event) event.preventDefault();
-  const t = table();
-  if (!t) return;
-  const index = $("browse-index").value;
-  const op = $("browse-op").value;
-  let request = { operation: op, TableName: t.name, Limit: 25 };
-  if (index) request.IndexName = index;
-  if (op === "Query") {
-    const key = { name: partitionKeyName(index), text: $("browse-key").value };
-    const types = await getJSON("/_dynalocal/read", { method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify({ operation: "DescribeTable", TableName: t.name }) });
-    const type = types.Table.AttributeDefinitions.find((a) => a.AttributeName === key.name).AttributeType;
-    request = { ...request, KeyConditionExpression: "#k = :v", ExpressionAttributeNames: { "#k": key.name },
-      ExpressionAttributeValues: { ":v": { [type]: key.text } } };
-  }
-  if (next && state.nextKey) request = { ...state.lastRequest, ExclusiveStartKey: state.nextKey };
-  try {
-    const page = await getJSON("/_dynalocal/read", { method: "POST", headers: { "Content-Type": "application/json" },
-      body: JSON.stringify(request) });
-    state.lastRequest = request;
-    state.nextKey = page.LastEvaluatedKey || null;
-    $("browse-next").disabled = !state.nextKey;
-    const names = [];
-    for (const item of page.Items) for (const n of Object.keys(item)) if (!names.includes(n)) names.push(n);
-    $("items").tHead.replaceChildren(el("tr", {}, ...names.map((n) => el("th", {}, n))));
-    $("items").tBodies[0].replaceChildren(...page.Items.map((item) =>
-      el("tr", {}, ...names.map((n) => cell(n in item ? show(item[n]) : "")))));
-    $("browse-status").textContent = `${page.Count} items` + (state.nextKey ? " (more)" : "");
-    $("browse-status").className = "";
-  } catch (err) {
-    $("browse-status").textContent = err.message;
-    $("browse-status").className = "error";
-  }
-}
-
-$("browse").addEventListener("submit", (e) => browse(e));
-$("browse-next").addEventListener("click", () => browse(null, true));
-$("browse-op").addEventListener("change", () => { $("browse-key-label").hidden = $("browse-op").value !== "Query"; });
-$("browse-key-label").hidden = true;
-
 if (params.get("table")) state.selected = params.get("table");
 function tick(fn, ms) { fn().catch((e) => { $("status").textContent = `error: ${e.message}`; }); setInterval(() => fn().catch(() => {}), ms); }
-tick(refreshTables, 5000);
-tick(refreshLive, 1000);
+// started once every script has loaded (console-items.js and console-tables.js use these helpers)
+window.addEventListener("DOMContentLoaded", () => { tick(refreshTables, 5000); tick(refreshLive, 1000); });
