@@ -77,7 +77,7 @@ def hot_server():
             worker.join(60)
 
 
-def test_console_shows_hot_partition_and_key(hot_server, tmp_path, capsys):
+def test_console_shows_hot_partition_and_key(hot_server, tmp_path, figure):
     url = f"{hot_server.url}/_dynalocal/console?table=orders-by-date"
     done = browse(url, tmp_path / "profile", "--dump-dom")
     assert done.returncode == 0, done.stderr[-2000:]
@@ -106,5 +106,4 @@ def test_console_shows_hot_partition_and_key(hot_server, tmp_path, capsys):
     shot = ARTIFACTS / "console.png"
     done = browse(url, tmp_path / "profile2", f"--screenshot={shot}")
     assert done.returncode == 0 and shot.exists() and shot.stat().st_size > 10_000, done.stderr[-2000:]
-    with capsys.disabled():  # shown in every run, not only on failure
-        print(f"\nconsole screenshot: {shot}")
+    figure(f"console screenshot: {shot}")

@@ -62,7 +62,7 @@ def flow(tmp_path):
         browser.close()
 
 
-def test_a_user_logs_in_and_works_with_a_table(flow, capsys):
+def test_a_user_logs_in_and_works_with_a_table(flow, figure):
     b = flow.browser
     with LiveServer(Context(settings=Settings(host="0.0.0.0", admin_token=TOKEN))) as live:
         ddb = live.client()
@@ -153,8 +153,7 @@ def test_a_user_logs_in_and_works_with_a_table(flow, capsys):
         assert ddb.list_tables()["TableNames"] == []
         flow.shot("table-deleted")
     assert all(shot.stat().st_size > 5_000 for shot in flow.shots)
-    with capsys.disabled():  # shown in every run, not only on failure
-        print("\nconsole user-flow screenshots:\n" + "\n".join(f"  {shot}" for shot in flow.shots))
+    figure("console user-flow screenshots: " + ", ".join(str(shot) for shot in flow.shots))
 
 
 def test_a_query_on_a_local_secondary_index_with_a_sort_key_condition(flow):
