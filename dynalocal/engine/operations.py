@@ -87,6 +87,11 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in (
     Operation("UpdateContributorInsights", "parity", "update_contributor_insights", CONTROL),
     Operation("ListContributorInsights", "parity", "list_contributor_insights", READ),
     Operation("DescribeKinesisStreamingDestination", "parity", "describe_kinesis_streaming_destination", READ),
+    # Background operations (engine.jobs journals their records; their item writes are journaled as they happen):
+    Operation("StartBulkPutItems", "bulk", "start_bulk_put_items", READ),
+    Operation("DescribeBulkOperation", "bulk", "describe_bulk_operation", READ),
+    Operation("ListBulkOperations", "bulk", "list_bulk_operations", READ),
+    Operation("CancelBulkOperation", "bulk", "cancel_bulk_operation", READ),
     Operation("ListStreams", "streams", "list_streams", READ, STREAMS),
     Operation("DescribeStream", "streams", "describe_stream", READ, STREAMS),
     Operation("GetShardIterator", "streams", "get_shard_iterator", READ, STREAMS),
