@@ -26,7 +26,7 @@ def wait_done(ddb, arn: str, timeout: float = 30.0) -> dict:
 
 
 def record(i: int, **extra) -> bytes:
-    item = {"pk": {"S": f"k{i}"}, "n": {"N": str(i)}, "g": {"S": f"g{i % 10}"}}
+    item = {"pk": {"S": f"k{i}"}, "n": {"N": str(i)}, "g": {"S": f"g{i % 1000}"}}
     return json.dumps({"Item": item, **extra}).encode() + b"\n"
 
 
