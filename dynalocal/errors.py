@@ -161,6 +161,14 @@ class ExportNotFoundException(DynamoError):
     """DescribeExport of an unknown ExportArn."""
 
 
+class ExportConflictException(DynamoError):
+    """ExportTableToPointInTime: a ClientToken reused with other parameters."""
+
+
+class ImportConflictException(DynamoError):
+    """ImportTable: a ClientToken reused with other parameters."""
+
+
 class ImportNotFoundException(DynamoError):
     """DescribeImport of an unknown ImportArn."""
 
