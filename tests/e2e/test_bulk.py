@@ -3,6 +3,8 @@ from __future__ import annotations
 
 import gzip
 import json
+import subprocess
+import sys
 import time
 from pathlib import Path
 
@@ -170,3 +172,12 @@ def test_cancel_keeps_what_was_written_and_pacing_slows_the_load(ddb, s3):
     assert desc["BulkOperationStatus"] == "CANCELLED"
     written = ddb.describe_table(TableName=name)["Table"]["ItemCount"]
     assert written == desc["ProcessedItemCount"] < 20_000
+
+
+def test_the_bulk_load_example_runs():
+    examples = Path(__file__).resolve().parents[2] / "examples"
+    done = subprocess.run([sys.executable, str(examples / "bulk_load.py")], capture_output=True, text=True,
+                          timeout=120, cwd=examples)
+    assert done.returncode == 0, done.stderr
+    assert "bulk load: COMPLETED_WITH_ERRORS, 10001 records, 1 failed" in done.stdout
+    assert "import: COMPLETED, 10000 items; users-copy holds 10000" in done.stdout
