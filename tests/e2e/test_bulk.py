@@ -2,6 +2,7 @@
 from __future__ import annotations
 
 import gzip
+import importlib.util
 import json
 import subprocess
 import sys
@@ -10,8 +11,7 @@ from pathlib import Path
 
 import pytest
 from botocore.exceptions import ClientError
-
-from tests.conftest import LiveServer
+from conftest import LiveServer
 
 TERMINAL = {"COMPLETED", "COMPLETED_WITH_ERRORS", "FAILED", "CANCELLED"}
 
@@ -129,6 +129,19 @@ def test_missing_bucket_zstd_and_ion_fail_with_a_message(ddb, s3):
     assert desc["BulkOperationStatus"] == "FAILED" and "ION" in desc["FailureMessage"]
     desc = wait_done(ddb, start(ddb, name, "nothing-here/"))
     assert desc["FailureCode"] == "S3_OBJECTS_NOT_FOUND"
+    if importlib.util.find_spec("zstandard") is None:
+        put_object(s3, "in", "zstd/a.json.zst", b"not zstd")
+        desc = wait_done(ddb, start(ddb, name, "zstd/", compression="ZSTD"))
+        assert desc["FailureCode"] == "UNSUPPORTED_COMPRESSION" and "zstandard" in desc["FailureMessage"]
+
+
+def test_without_s3_dir_operations_fail_with_a_message():
+    with LiveServer() as live:
+        ddb = live.client()
+        name = table(ddb, "no-s3")
+        desc = wait_done(ddb, start(ddb, name, "x/"))
+        assert (desc["BulkOperationStatus"], desc["FailureCode"]) == ("FAILED", "S3_NOT_CONFIGURED")
+        assert "--s3-dir" in desc["FailureMessage"]
 
 
 def test_a_client_token_names_one_operation(ddb, s3):

@@ -5,8 +5,9 @@ import gzip
 import json
 import time
 
-from tests.conftest import LiveServer
-from tests.e2e.test_bulk import put_object, record, start, table, wait_done
+from conftest import LiveServer
+from server_process import ServerProcess
+from test_bulk import put_object, record, start, table, wait_done
 
 ITEMS = 100_000
 BAD = {(1, 7), (2, 12_345), (3, 24_999)}  # (file, line) of malformed lines
@@ -71,3 +72,28 @@ def test_operations_survive_a_restart_and_an_interrupted_one_is_failed(tmp_path)
         assert 0 < ddb.describe_table(TableName="slow")["Table"]["ItemCount"] < 10_000
         listed = {s["BulkOperationArn"] for s in ddb.list_bulk_operations()["BulkOperationsSummaryList"]}
         assert listed == {done["BulkOperationArn"], slow}
+
+
+def test_after_kill_9_a_running_load_is_failed_and_its_acknowledged_items_stay(tmp_path):
+    s3 = tmp_path / "s3"
+    put_object(s3, "in", "slow/x.json", b"".join(record(i) for i in range(10_000)))
+    server = ServerProcess(tmp_path / "data", "--s3-dir", str(s3), log_path=tmp_path / "server.log").start()
+    try:
+        ddb = server.client()
+        table(ddb, "killed")
+        ddb.put_item(TableName="killed", Item={"pk": {"S": "before"}})  # acknowledged: durable
+        arn = start(ddb, "killed", "slow/", OutputS3Configuration={"OutputType": []}, MaxWriteRequestUnits=1024)
+        deadline = time.monotonic() + 10
+        describe = ddb.describe_bulk_operation
+        while describe(BulkOperationArn=arn)["BulkOperationDescription"]["ProcessedItemCount"] < 1000:
+            assert time.monotonic() < deadline
+            time.sleep(0.01)
+        server.kill()
+        ddb = server.start().client()
+        desc = ddb.describe_bulk_operation(BulkOperationArn=arn)["BulkOperationDescription"]
+        assert (desc["BulkOperationStatus"], desc["FailureCode"]) == ("FAILED", "INTERRUPTED")
+        assert "EndTime" in desc
+        assert ddb.get_item(TableName="killed", Key={"pk": {"S": "before"}})["Item"]
+        assert 0 < ddb.describe_table(TableName="killed")["Table"]["ItemCount"] < 10_001
+    finally:
+        server.kill()

@@ -9,9 +9,8 @@ from pathlib import Path
 
 import pytest
 from botocore.exceptions import ClientError
-
-from tests.conftest import LiveServer
-from tests.e2e.test_bulk import put_object
+from conftest import LiveServer
+from test_bulk import put_object
 
 KEYS = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
 DEFS = [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "N"},
@@ -105,6 +104,17 @@ def test_an_export_imported_back_gives_the_same_table(ddb, s3):
     listed = ddb.list_exports(TableArn=desc["TableArn"])["ExportSummaries"]
     assert listed == [{"ExportArn": desc["ExportArn"], "ExportStatus": "COMPLETED", "ExportType": "FULL_EXPORT"}]
     assert done["ImportArn"] in [s["ImportArn"] for s in ddb.list_imports()["ImportSummaryList"]]
+
+
+def test_an_export_holds_the_table_as_it_was_at_the_request(ddb):
+    source(ddb, "moving", 50)
+    arn = ddb.describe_table(TableName="moving")["Table"]["TableArn"]
+    started = ddb.export_table_to_point_in_time(TableArn=arn, S3Bucket="bucket", S3Prefix="moving")
+    for i in range(50, 60):  # written after the request: not in the export
+        ddb.put_item(TableName="moving", Item={"pk": {"S": "late"}, "sk": {"N": str(i)}, "g": {"S": "g"}})
+    export_arn = started["ExportDescription"]["ExportArn"]
+    desc = wait(lambda: ddb.describe_export(ExportArn=export_arn)["ExportDescription"], "ExportStatus")
+    assert (desc["ExportStatus"], desc["ItemCount"]) == ("COMPLETED", 50)
 
 
 def test_export_errors(ddb):
