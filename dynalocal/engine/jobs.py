@@ -140,6 +140,16 @@ def start(ctx: Context, job: Job, work: Iterator[float]) -> None:
     task.add_done_callback(tasks.discard)
 
 
+async def stop(ctx: Context) -> None:
+    """At shutdown: stop the running jobs between slices (their records stay IN_PROGRESS on disk, so the
+    next start reports them interrupted)."""
+    tasks: set[asyncio.Task] = ctx.jobs.get("tasks") or set()
+    for task in tasks:
+        task.cancel()
+    if tasks:
+        await asyncio.gather(*tasks, return_exceptions=True)
+
+
 async def _drive(ctx: Context, job: Job, work: Iterator[float]) -> None:
     for pause in _slices(ctx, job, work):
         await asyncio.sleep(pause)
