@@ -12,6 +12,7 @@ from pathlib import Path
 import pytest
 from botocore.exceptions import ClientError
 from conftest import LiveServer
+from stream_reader import streams_client
 
 TERMINAL = {"COMPLETED", "COMPLETED_WITH_ERRORS", "FAILED", "CANCELLED"}
 
@@ -194,3 +195,28 @@ def test_the_bulk_load_example_runs():
     assert done.returncode == 0, done.stderr
     assert "bulk load: COMPLETED_WITH_ERRORS, 10001 records, 1 failed" in done.stdout
     assert "import: COMPLETED, 10000 items; users-copy holds 10000" in done.stdout
+
+
+def test_bulk_writes_are_ordinary_writes_for_streams_and_ttl(ddb, live, s3):
+    name = "bulk-stream"
+    ddb.create_table(TableName=name, KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                     AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                     BillingMode="PAY_PER_REQUEST",
+                     StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"})
+    ddb.update_time_to_live(TableName=name, TimeToLiveSpecification={"Enabled": True, "AttributeName": "ttl"})
+    expired = {"Item": {"pk": {"S": "old"}, "ttl": {"N": str(int(time.time()) - 60)}}}
+    put_object(s3, "in", "stream/a.json", b"".join(record(i) for i in range(5)) + json.dumps(expired).encode())
+    assert wait_done(ddb, start(ddb, name, "stream/"))["BulkOperationStatus"] == "COMPLETED"
+    streams = streams_client(live.url)
+    arn = ddb.describe_table(TableName=name)["Table"]["LatestStreamArn"]
+    keys = []
+    for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
+        iterator = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"],
+                                              ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+        records = streams.get_records(ShardIterator=iterator)["Records"]
+        keys += [(r["eventName"], r["dynamodb"]["Keys"]["pk"]["S"]) for r in records]
+    assert sorted(k for e, k in keys if e == "INSERT") == ["k0", "k1", "k2", "k3", "k4", "old"]
+    deadline = time.monotonic() + 10  # the TTL sweep (every second) deletes the expired item
+    while "Item" in ddb.get_item(TableName=name, Key={"pk": {"S": "old"}}):
+        assert time.monotonic() < deadline
+        time.sleep(0.05)
