@@ -10,10 +10,10 @@ import time
 
 import pytest
 from botocore.exceptions import ClientError
-from conftest import FakeClock, LiveServer
 
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
+from conftest import FakeClock, LiveServer
 
 ITEMS = 3000  # a common fixture load: 3,000 items into a 5/5 table
 

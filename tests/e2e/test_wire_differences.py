@@ -8,6 +8,7 @@ import zlib
 
 import pytest
 from botocore.exceptions import ClientError
+
 from stream_reader import all_shards, streams_client
 
 AUTH = ("AWS4-HMAC-SHA256 Credential=test/20250101/us-east-1/dynamodb/aws4_request, SignedHeaders=host, "

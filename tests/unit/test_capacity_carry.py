@@ -4,10 +4,10 @@ from __future__ import annotations
 
 import orjson
 import pytest
-from conftest import FakeClock, capacity_args
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
+from conftest import FakeClock, capacity_args
 from dynalocal.capacity.meter import RING, Meter
 from dynalocal.config import Settings
 from dynalocal.diagnosis.collect import collect

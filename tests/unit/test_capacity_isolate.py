@@ -7,9 +7,8 @@ Table loads go through the per-request Charge the handlers use; GSI loads throug
 from __future__ import annotations
 
 import orjson
-from conftest import FakeClock as Clock
-from conftest import capacity_args
 
+from conftest import FakeClock as Clock, capacity_args
 from dynalocal.capacity import meter as model
 from dynalocal.capacity import split
 from dynalocal.config import Settings

@@ -7,8 +7,8 @@ from __future__ import annotations
 import re
 
 import orjson
-from conftest import FakeClock
 
+from conftest import FakeClock
 from dynalocal.config import Settings
 from dynalocal.diagnosis.collect import collect
 from dynalocal.diagnosis.engine import FINE, HOT_GSI_KEY, HOT_KEY, UNDER_PROVISIONED, TableReport, diagnose

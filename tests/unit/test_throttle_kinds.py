@@ -2,13 +2,13 @@
 from __future__ import annotations
 
 import orjson
-from conftest import FakeClock
 
 from dynalocal.capacity import meter
 from dynalocal.capacity.modes import CAPACITY_SETTING, KEY_DESIGN, KIND, MODES, refused, table_mode
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
 from dynalocal.engine.dispatch import dispatch
+from conftest import FakeClock
 
 CAUSES = [value for name, value in vars(meter).items()
           if name.isupper() and isinstance(value, str) and name not in ("DIRECTIONS",) and value.islower()
