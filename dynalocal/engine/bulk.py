@@ -45,6 +45,7 @@ NOT_FOUND = "Bulk operation not found"
 
 
 def start_bulk_put_items(ctx: Context, caller: Caller, body: dict) -> dict:
+    """Start a bulk load in the background (or return the one this ClientToken started)."""
     params = fingerprint(body)
     token = body.get("ClientToken")
     earlier = same_token(ctx, BULK, token, params, caller.scope, IdempotentParameterMismatchException(
@@ -72,10 +73,12 @@ def start_bulk_put_items(ctx: Context, caller: Caller, body: dict) -> dict:
 
 
 def describe_bulk_operation(ctx: Context, caller: Caller, body: dict) -> dict:
+    """The operation's description: status, counts, usage, failure."""
     return {"BulkOperationDescription": _job(ctx, caller, body).desc}
 
 
 def list_bulk_operations(ctx: Context, caller: Caller, body: dict) -> dict:
+    """The caller's operations, newest first, MaxResults a page (NextToken: hex)."""
     found, token = page(listed(ctx, BULK, caller.scope), body.get("MaxResults", 10), body.get("NextToken"))
     summaries = []
     for job in found:

@@ -39,6 +39,7 @@ MANIFEST_VERSION = "2020-06-30"
 
 
 def export_table_to_point_in_time(ctx: Context, caller: Caller, body: dict) -> dict:
+    """Take the table's items now and write them to the S3 stand-in in the background."""
     params = fingerprint(body)
     token = body.get("ClientToken")
     earlier = same_token(ctx, EXPORT, token, params, caller.scope, ExportConflictException(
@@ -73,6 +74,7 @@ def export_table_to_point_in_time(ctx: Context, caller: Caller, body: dict) -> d
 
 
 def describe_export(ctx: Context, caller: Caller, body: dict) -> dict:
+    """An export's description; an unknown ARN is ExportNotFoundException."""
     job = find(ctx, EXPORT, body["ExportArn"], caller.scope)
     if job is None:
         raise ExportNotFoundException(f"Export not found: {body['ExportArn']}")
@@ -80,6 +82,7 @@ def describe_export(ctx: Context, caller: Caller, body: dict) -> dict:
 
 
 def list_exports(ctx: Context, caller: Caller, body: dict) -> dict:
+    """The caller's exports (of one table when TableArn), newest first."""
     table_arn = body.get("TableArn")
     if table_arn is not None and not table_arn.startswith("arn:"):
         table_arn = _table(ctx, caller, table_arn).arn

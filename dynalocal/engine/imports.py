@@ -32,6 +32,7 @@ TOKEN_WIDTH = 112  # ListImports' NextToken is at least 112 characters long (ser
 
 
 def import_table(ctx: Context, caller: Caller, body: dict) -> dict:
+    """Create the table now and load it from the S3 stand-in in the background."""
     params = fingerprint(body)
     token = body.get("ClientToken")
     earlier = same_token(ctx, IMPORT, token, params, caller.scope, ImportConflictException(
@@ -59,6 +60,7 @@ def import_table(ctx: Context, caller: Caller, body: dict) -> dict:
 
 
 def describe_import(ctx: Context, caller: Caller, body: dict) -> dict:
+    """An import's description; an unknown ARN is ImportNotFoundException."""
     job = find(ctx, IMPORT, body["ImportArn"], caller.scope)
     if job is None:
         raise ImportNotFoundException(f"Import not found: {body['ImportArn']}")
@@ -66,6 +68,7 @@ def describe_import(ctx: Context, caller: Caller, body: dict) -> dict:
 
 
 def list_imports(ctx: Context, caller: Caller, body: dict) -> dict:
+    """The caller's imports (of one table when TableArn), newest first, PageSize a page."""
     found, token = page(listed(ctx, IMPORT, caller.scope, body.get("TableArn")), body.get("PageSize", 25),
                         body.get("NextToken"), TOKEN_WIDTH)
     summaries = [{k: j.desc[k] for k in ("ImportArn", "ImportStatus", "TableArn", "S3BucketSource", "InputFormat",
