@@ -45,6 +45,7 @@ class Settings:
     cors_origins: tuple[str, ...] = LOCAL_ORIGINS
     transient_delay: float = 0.0
     in_memory: bool = False
+    s3_dir: str | None = None
     # Not on the command line:
     credentials: dict = field(default_factory=dict)  # access key -> (secret, account): CREDENTIALS_ENV + the file
     shutdown_timeout: float = 10.0  # seconds a graceful stop waits for open connections
@@ -186,6 +187,9 @@ OPTIONS: tuple[Option, ...] = (
            local="-delayTransientStatuses", local_value="1", metavar="SECONDS"),
     Option("in_memory", "--in-memory", "Keep everything in memory, as without `--data-dir` anyway (DynamoDB "
            "Local's `-inMemory`); refused together with `--data-dir`.", local="-inMemory"),
+    Option("s3_dir", "--s3-dir", "A local stand-in for S3 used by bulk loads, exports and imports: bucket `B` is the "
+           "directory `DIR/B/`, a key prefix the paths below it. See [The S3 stand-in](#the-s3-stand-in---s3-dir).",
+           metavar="DIR"),
 )
 # DynamoDB Local's flags that have no effect here: accepted and ignored.
 LOCAL_IGNORED = ("-optimizeDbBeforeStartup",  # DynamoDB Local compacts its SQLite files; nothing to do here

@@ -149,6 +149,30 @@ class TrimmedDataAccessException(DynamoError):
     """DynamoDB Streams: a read before the trim horizon of a shard."""
 
 
+class PointInTimeRecoveryUnavailableException(DynamoError):
+    """Export (or point-in-time restore) of a table without point-in-time recovery."""
+
+
+class InvalidExportTimeException(DynamoError):
+    """ExportTableToPointInTime: an ExportTime outside the recoverable window."""
+
+
+class ExportNotFoundException(DynamoError):
+    """DescribeExport of an unknown ExportArn."""
+
+
+class ExportConflictException(DynamoError):
+    """ExportTableToPointInTime: a ClientToken reused with other parameters."""
+
+
+class ImportConflictException(DynamoError):
+    """ImportTable: a ClientToken reused with other parameters."""
+
+
+class ImportNotFoundException(DynamoError):
+    """DescribeImport of an unknown ImportArn."""
+
+
 def invalid(detail: str) -> ValidationException:
     """The common 'One or more parameter values were invalid: ...' ValidationException."""
     return ValidationException("One or more parameter values were invalid: " + detail)

@@ -71,6 +71,7 @@ class Context(_Record):
         self.tokens = {} if tokens is None else tokens
         self.journal = journal
         self.startup = [] if startup is None else startup
+        self.jobs: dict = {}  # background operations (bulk loads, exports, imports): engine.jobs
 
     @property
     def clock(self) -> Callable[[], float]:

@@ -87,6 +87,17 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in (
     Operation("UpdateContributorInsights", "parity", "update_contributor_insights", CONTROL),
     Operation("ListContributorInsights", "parity", "list_contributor_insights", READ),
     Operation("DescribeKinesisStreamingDestination", "parity", "describe_kinesis_streaming_destination", READ),
+    # Background operations (engine.jobs journals their records; their item writes are journaled as they happen):
+    Operation("StartBulkPutItems", "bulk", "start_bulk_put_items", READ),
+    Operation("DescribeBulkOperation", "bulk", "describe_bulk_operation", READ),
+    Operation("ListBulkOperations", "bulk", "list_bulk_operations", READ),
+    Operation("CancelBulkOperation", "bulk", "cancel_bulk_operation", READ),
+    Operation("ExportTableToPointInTime", "exports", "export_table_to_point_in_time", READ),
+    Operation("DescribeExport", "exports", "describe_export", READ),
+    Operation("ListExports", "exports", "list_exports", READ),
+    Operation("ImportTable", "imports", "import_table", CONTROL),  # creates the table in the request
+    Operation("DescribeImport", "imports", "describe_import", READ),
+    Operation("ListImports", "imports", "list_imports", READ),
     Operation("ListStreams", "streams", "list_streams", READ, STREAMS),
     Operation("DescribeStream", "streams", "describe_stream", READ, STREAMS),
     Operation("GetShardIterator", "streams", "get_shard_iterator", READ, STREAMS),
@@ -95,10 +106,10 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in (
 
 # DynamoDB operations dynalocal does not implement: a clear error, not "unknown operation".
 UNIMPLEMENTED = frozenset("""
-CreateBackup CreateGlobalTable DeleteBackup DeleteResourcePolicy DescribeBackup DescribeExport DescribeGlobalTable
-DescribeGlobalTableSettings DescribeImport DescribeTableReplicaAutoScaling DisableKinesisStreamingDestination
-EnableKinesisStreamingDestination ExportTableToPointInTime GetResourcePolicy ImportTable ListBackups ListExports
-ListGlobalTables ListImports PutResourcePolicy RestoreTableFromBackup RestoreTableToPointInTime UpdateGlobalTable
+CreateBackup CreateGlobalTable DeleteBackup DeleteResourcePolicy DescribeBackup DescribeGlobalTable
+DescribeGlobalTableSettings DescribeTableReplicaAutoScaling DisableKinesisStreamingDestination
+EnableKinesisStreamingDestination GetResourcePolicy ListBackups
+ListGlobalTables PutResourcePolicy RestoreTableFromBackup RestoreTableToPointInTime UpdateGlobalTable
 UpdateGlobalTableSettings UpdateKinesisStreamingDestination UpdateTableReplicaAutoScaling
 """.split())
 EAGER = {"items": items, "query": query, "batch": batch}  # imported with this module (the data plane)

@@ -100,10 +100,15 @@ class DynamoApp:
             self._sweeper = asyncio.get_running_loop().create_task(self._sweep_forever())
 
     async def shutdown(self) -> None:
-        """Stop the sweeper; with a data directory, take the final snapshot and close the log."""
+        """Stop the sweeper and background jobs; with a data directory, take the final snapshot and close
+        the log."""
         if self._sweeper is not None:
             self._sweeper.cancel()
             self._sweeper = None
+        if self.ctx.jobs:  # background bulk loads, exports or imports ran: stop those still running
+            from dynalocal.engine import jobs  # loaded only when jobs ran: keeps it off server start-up
+
+            await jobs.stop(self.ctx)
         if self.ctx.journal is not None:
             await self.ctx.journal.close()
 
