@@ -13,7 +13,7 @@ ITEMS = 100_000
 BAD = {(1, 7), (2, 12_345), (3, 24_999)}  # (file, line) of malformed lines
 
 
-def test_100k_items_from_gzip_files_with_malformed_lines(tmp_path):
+def test_100k_items_from_gzip_files_with_malformed_lines(tmp_path, figure):
     for part in range(4):
         lines = [record(i) for i in range(part * 25_000, (part + 1) * 25_000)]
         for file, line in BAD:
@@ -44,7 +44,7 @@ def test_100k_items_from_gzip_files_with_malformed_lines(tmp_path):
         errors = (tmp_path / "out" / "AWSDynamoDB" / "bulk" / job_id / "ERROR" / "part-00000.json").read_text()
         found = {(e["ObjectKey"], e["Line"]) for e in map(json.loads, errors.splitlines())}
         assert found == {(f"load/part-{file}.json.gz", line) for file, line in BAD}
-        print(f"bulk put: {ITEMS / seconds:,.0f} items/s")
+        figure(f"bulk put: {ITEMS / seconds:,.0f} items/s")
 
 
 def test_operations_survive_a_restart_and_an_interrupted_one_is_failed(tmp_path):
