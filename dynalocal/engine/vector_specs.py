@@ -12,7 +12,13 @@ from typing import Any
 
 from dynalocal.engine.context import Context
 from dynalocal.engine.index_specs import check_projection
-from dynalocal.errors import LimitExceededException, ResourceInUseException, ResourceNotFoundException, invalid
+from dynalocal.errors import (
+    LimitExceededException,
+    ResourceInUseException,
+    ResourceNotFoundException,
+    ValidationException,
+    invalid,
+)
 from dynalocal.storage.database import TableEntry
 
 MAX_VECTOR_INDEXES = 5
@@ -84,17 +90,20 @@ def check_update(ctx: Context, entry: TableEntry, body: dict, billing: str, defi
         return
     gsi_online = sum(1 for u in body.get("GlobalSecondaryIndexUpdates") or ()
                      if u.get("Create") is not None or u.get("Delete") is not None)
-    busy = any(s["IndexStatus"] != "ACTIVE" for s in entry.vector_indexes) or any(
-        g.get("IndexStatus", "ACTIVE") != "ACTIVE" for g in entry.gsis)
-    if len(updates) + gsi_online > 1 or busy:
+    if len(updates) + gsi_online > 1:
         raise LimitExceededException(ONE_ONLINE)
     update = updates[0]
+    target = (update.get("Delete") or {}).get("IndexName")  # deleting a back-filling index is allowed
+    busy = any(s["IndexStatus"] != "ACTIVE" and s["IndexName"] != target for s in entry.vector_indexes) or any(
+        g.get("IndexStatus", "ACTIVE") != "ACTIVE" for g in entry.gsis)
     if update.get("Create") is not None:
         _check_create(entry, update["Create"], body, definitions, live)
     elif update.get("Delete") is not None:
         _check_delete(entry, update["Delete"]["IndexName"])
     else:
         raise invalid("One of VectorIndexUpdate.Create, VectorIndexUpdate.Delete must not be null")
+    if busy:  # another index change still under way
+        raise LimitExceededException(ONE_ONLINE)
 
 
 def _check_create(entry: TableEntry, spec: dict, body: dict, definitions: list[dict], live: list[dict]) -> None:
@@ -104,9 +113,9 @@ def _check_create(entry: TableEntry, spec: dict, body: dict, definitions: list[d
             if current["IndexStatus"] == "CREATING":
                 raise ResourceInUseException("Attempt to change a resource which is still in use: Index is being "
                                              f"created.  Table: {entry.name} Index: {name}")
-            raise invalid("Attempting to create an index which already exists")
+            raise ValidationException("Attempting to create an index which already exists")
     if name in {i["IndexName"] for i in entry.gsis + entry.lsis}:
-        raise invalid("Attempting to create an index which already exists")
+        raise ValidationException("Attempting to create an index which already exists")
     if len(live) + 1 > MAX_VECTOR_INDEXES:
         raise LimitExceededException("Subscriber limit exceeded: Number of vector secondary indexes exceeds "
                                      f"per-table limit of {MAX_VECTOR_INDEXES}")
