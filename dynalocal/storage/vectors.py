@@ -183,10 +183,11 @@ class VectorIndex:
         m = len(approx)
         want = min(m, 4 * k + 16)  # candidates by the fast float32 formula, then ranked exactly
         candidates = np.argpartition(approx, want - 1)[:want] if want < m else np.arange(m)
-        exact = _exact(self.metric, vectors[candidates], query)
-        order = np.lexsort((candidates, exact))[:k]
+        exact = _exact(self.metric, vectors[candidates], query).tolist()
         keys = group.keys
-        found = [(keys[int(candidates[i] if rows is None else rows[candidates[i]])], float(exact[i])) for i in order]
+        scored = [(exact[i], keys[int(c) if rows is None else int(rows[c])]) for i, c in enumerate(candidates)]
+        scored.sort()  # ties in table-key order: the same answer before and after a restart
+        found = [(key, score) for score, key in scored[:k]]
         if self.metric == "DOT_PRODUCT":
             found = [(key, -score) for key, score in found]
         return found, n
