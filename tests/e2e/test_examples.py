@@ -6,6 +6,8 @@ import re
 import subprocess
 import sys
 
+from vector_support import needs_vectors
+
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 
 
@@ -35,6 +37,7 @@ def test_order_table_example_compares_key_designs():
     assert "OK  fine: table orders-by-customer" in out
 
 
+@needs_vectors
 def test_vector_search_example_finds_the_knives_in_the_kitchen():
     out = _run("vector_search.py")
     skus = [line.split()[0] for line in out.splitlines()]

@@ -10,6 +10,9 @@ from conftest import LiveServer, WallClock
 
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
+from vector_support import needs_vectors
+
+pytestmark = needs_vectors
 
 KEYS = [{"AttributeName": "id", "KeyType": "HASH"}]
 

@@ -12,6 +12,9 @@ from pathlib import Path
 import pytest
 from server_process import ServerProcess
 from test_partiql_cli import aws_command
+from vector_support import needs_vectors
+
+pytestmark = needs_vectors
 
 MODEL = Path(__file__).resolve().parents[2] / "dynalocal" / "engine" / "models" / "dynamodb.json.gz"
 

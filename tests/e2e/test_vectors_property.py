@@ -9,6 +9,9 @@ import numpy as np
 import pytest
 from hypothesis import HealthCheck, given, settings
 from hypothesis import strategies as st
+from vector_support import needs_vectors
+
+pytestmark = needs_vectors
 
 DIMS = 3
 CATS = ["a", "b"]

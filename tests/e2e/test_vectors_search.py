@@ -8,6 +8,9 @@ import uuid
 import numpy as np
 import pytest
 from botocore.exceptions import ClientError
+from vector_support import needs_vectors
+
+pytestmark = needs_vectors
 
 KEYS = [{"AttributeName": "id", "KeyType": "HASH"}]
 DEFS = [{"AttributeName": "id", "AttributeType": "S"}, {"AttributeName": "cat", "AttributeType": "S"},
