@@ -13,12 +13,14 @@ from __future__ import annotations
 
 import argparse
 import http.client
+import os
 import random
 import statistics
 import time
 
-import numpy as np
-import orjson
+os.environ.setdefault("OPENBLAS_NUM_THREADS", "1")  # as dynalocal.storage.vectors sets it for the server
+import numpy as np  # noqa: E402
+import orjson  # noqa: E402
 
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context

@@ -3,7 +3,6 @@ and the approximate VectorSearchRequestBytes (docs/behaviour/vectors.md §4-5).
 """
 from __future__ import annotations
 
-import math
 from typing import Any, cast
 
 import numpy as np
@@ -60,19 +59,16 @@ def search_vectors(ctx: Context, caller: Caller, body: dict) -> dict:
 
 def _query_vector(elements: list) -> np.ndarray:
     """The search vector as float64, each element a finite f32-range number, else INVALID_VECTOR."""
-    out = []
-    for element in elements:
-        value = element.get("N") if type(element) is dict and len(element) == 1 else None
-        if type(value) is not str:
-            raise ValidationException(INVALID_VECTOR)
-        try:
-            number = float(value)
-        except ValueError:
-            raise ValidationException(INVALID_VECTOR) from None
-        if not math.isfinite(number) or abs(number) > F32_MAX:
-            raise ValidationException(INVALID_VECTOR)
-        out.append(number)
-    return np.array(out, dtype=np.float32).astype(np.float64)  # f32 elements, f64 accumulation
+    texts = [e.get("N") if type(e) is dict and len(e) == 1 else None for e in elements]
+    if not all(type(t) is str for t in texts):
+        raise ValidationException(INVALID_VECTOR)
+    try:
+        numbers_ = np.array(texts, dtype=np.float64)
+    except ValueError:
+        raise ValidationException(INVALID_VECTOR) from None
+    if not (np.isfinite(numbers_).all() and (np.abs(numbers_) <= F32_MAX).all()):
+        raise ValidationException(INVALID_VECTOR)
+    return numbers_.astype(np.float32).astype(np.float64)  # f32 elements, f64 accumulation
 
 
 def _index(ctx: Context, entry: Any, name: str) -> VectorIndex:
