@@ -225,7 +225,8 @@ def _exact(metric: str, vectors: np.ndarray, query: np.ndarray) -> np.ndarray:
     if metric == "DOT_PRODUCT":
         return -dots
     denominator = np.sqrt((v * v).sum(axis=1) * float(np.dot(query, query)))
-    return 1.0 - np.divide(dots, denominator, out=np.zeros_like(dots), where=denominator > 0)
+    cosine = np.divide(dots, denominator, out=np.zeros_like(dots), where=denominator > 0)
+    return 1.0 - np.clip(cosine, -1.0, 1.0)  # in [0, 2], despite rounding
 
 
 def maintain(m: Mutation) -> None:
