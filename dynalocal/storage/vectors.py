@@ -118,9 +118,10 @@ class VectorIndex:
         """Memory of the arrays (for the benchmark's bytes per vector)."""
         return sum(g.nbytes for g in self.groups.values())
 
-    def entry(self, item: dict | None) -> tuple[object, np.ndarray, tuple] | None:
+    def entry(self, item: dict | None, cache: dict | None = None) -> tuple[object, np.ndarray, tuple] | None:
         """(group, float32 vector, filter values) of an item, or None when it is not indexed
-        (no vector, or no HASH value); the item has passed `check_item`."""
+        (no vector, or no HASH value); the item has passed `check_item`. `cache` (attribute ->
+        vector) shares one item's parsed vector between indexes on the same attribute."""
         if item is None:
             return None
         av = item.get(self.attribute)
@@ -132,7 +133,12 @@ class VectorIndex:
             if h is None:
                 return None
             group = next(iter(h.values()))
-        vector = np.array([e["N"] for e in av["L"]], dtype=np.float64).astype(np.float32)  # checked numbers
+        vector = cache.get(self.attribute) if cache is not None else None
+        if vector is None:
+            elements = av["L"]
+            vector = np.fromiter((float(e["N"]) for e in elements), np.float64, len(elements)).astype(np.float32)
+            if cache is not None:
+                cache[self.attribute] = vector
         filters = tuple(_plain(item.get(n)) for n, _ in self.filters)
         return group, vector, filters
 
@@ -148,9 +154,9 @@ class VectorIndex:
             del self.groups[at[0]]
         return True
 
-    def put(self, key: bytes, item: dict | None) -> bool:
+    def put(self, key: bytes, item: dict | None, cache: dict | None = None) -> bool:
         """Make the key's row match the item (added, replaced or removed); whether anything was indexed."""
-        found = self.entry(item)
+        found = self.entry(item, cache)
         self.remove(key)
         if found is None:
             return False
@@ -235,12 +241,13 @@ def maintain(m: Mutation) -> None:
     assert m.table is not None  # set before listeners run
     old_item, new_item = m.old_item, m.new_item
     spent: dict[str, float] | None = None
+    cache: dict = {}  # the new item's vectors, parsed once
     for name, index in m.table.vectors.items():
         if new_item is not None and old_item is not None and index.entry(old_item) is not None \
                 and _same(index, old_item, new_item):
             continue  # no indexed attribute changed: nothing replicated
         had = m.key in index.rows
-        if index.put(m.key, new_item) or had:
+        if index.put(m.key, new_item, cache) or had:
             if spent is None:
                 spent = {}
             spent[name] = index.write_bytes(new_item if m.key in index.rows else None)
@@ -262,9 +269,10 @@ def attach(table: Table, specs: Iterable[dict], definitions: list[dict], backfil
     if backfill and created:
         for part in table.partitions:
             for key, record in part.items():
-                item = orjson.loads(record[0])  # decoded once for every new index
+                item = orjson.loads(record[0])  # decoded (and its vectors parsed) once for every new index
+                cache: dict = {}
                 for index in created:
-                    index.put(key, item)
+                    index.put(key, item, cache)
     for index in created:
         table.vectors[index.name] = index
     if table.vectors and maintain not in table.listeners:
