@@ -52,7 +52,7 @@ def partition_key(key: bytes | None) -> bytes | None:
 class Charge:
     """Admission and charges of one request on one table, and what it reports."""
 
-    __slots__ = ("cap", "entry", "meter", "now", "table_units", "table_used", "indexes")
+    __slots__ = ("cap", "entry", "meter", "now", "table_units", "table_used", "indexes", "vectors")
 
     def __init__(self, cap: Capacity, entry: TableEntry) -> None:
         self.cap = cap
@@ -66,6 +66,7 @@ class Charge:
         self.table_units = 0.0  # > 0 once the table was read or written (every charge is >= 0.5 unit)
         self.table_used = False  # reported under Table with 0 units too (batch handlers set it)
         self.indexes: dict[str, float] | None = None  # index name -> units reported under it
+        self.vectors: dict[str, float] | None = None  # vector index -> VectorWriteRequestBytes (approximate)
 
     # -- admission ----------------------------------------------------------------------------
 
@@ -201,6 +202,15 @@ class Charge:
                 at, key_at = (w.new_part, w.new_key) if w.new_part >= 0 else (w.old_part, w.old_key)
                 w.meter.charge(WRITE, at, units, partition_key(key_at), self.now)
 
+    def vector_write(self, spent: dict[str, float]) -> None:
+        """Record the approximate VectorWriteRequestBytes a write cost each vector index
+        (reported under INDEXES; docs/behaviour/vectors.md §5)."""
+        vectors = self.vectors
+        if vectors is None:
+            vectors = self.vectors = {}
+        for name, size in spent.items():
+            vectors[name] = vectors.get(name, 0.0) + size
+
     def _report(self, name: str, units: float) -> None:
         indexes = self.indexes
         if indexes is None:
@@ -290,6 +300,8 @@ class Charge:
                     index = known.get(index_name)
                     group = "GlobalSecondaryIndexes" if index is None or index.is_global else "LocalSecondaryIndexes"
                     out.setdefault(group, {})[index_name] = {"CapacityUnits": units}
+            if self.vectors:
+                out["VectorIndexes"] = {n: {"VectorWriteRequestBytes": b} for n, b in self.vectors.items()}
         return out
 
 

@@ -130,7 +130,7 @@ def _plan_writes(entry: TableEntry, writes: list[tuple[bool, dict, int, dict]]) 
     """(is a put, item or key, size, encoded key, partition key prefix, element) per write of one
     table: keys checked, duplicates refused."""
     table = entry.table
-    schema, indexes = table.schema, table.indexes
+    schema, indexes = table.schema, table.indexes or table.vectors
     seen: set[bytes] = set()
     planned = []
     for is_put, value, size, element in writes:

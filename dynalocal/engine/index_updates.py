@@ -120,6 +120,8 @@ def finish(entry: TableEntry) -> None:
     used = set(entry.table.schema.names)
     for index in entry.gsis + entry.lsis:
         used.update(e["AttributeName"] for e in index["KeySchema"])
+    for spec in entry.vector_indexes:  # SearchSchema attributes are defined too (docs/behaviour/vectors.md §2)
+        used.update(e["AttributeName"] for e in spec.get("SearchSchema") or ())
     entry.attribute_definitions = [d for d in entry.attribute_definitions if d["AttributeName"] in used]
 
 

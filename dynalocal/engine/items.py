@@ -66,7 +66,7 @@ def put_item(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
     entry = data_table(ctx, caller, body["TableName"])
     table = entry.table
     key, prefix = table.schema.check_item_parts(item)
-    if table.indexes:
+    if table.indexes or table.vectors:
         check_index_keys(table, item)
     charge = ctx.capacity.charge(entry)
     want_old = return_values == "ALL_OLD"
@@ -139,7 +139,7 @@ def update_item(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
         size = item_size(new_item)
         if size > MAX_ITEM_SIZE:
             raise ValidationException(UPDATE_TOO_BIG)
-    if new_item is not None and table.indexes:
+    if new_item is not None and (table.indexes or table.vectors):
         check_index_keys(table, new_item, update=update is not None)
     # The sequence's end, after this handler's own prepare and check (positional: a keyword call
     # costs more). new_item is None only when there was no item and none is created: nothing is written.

@@ -63,6 +63,7 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in (
     Operation("BatchGetItem", "batch", "batch_get_item", READ, expressions=(PROJECTION,),
               legacy=("AttributesToGet",)),
     Operation("BatchWriteItem", "batch", "batch_write_item", WRITE),
+    Operation("SearchVectors", "search_vectors", "search_vectors", READ),  # docs/behaviour/vectors.md
     Operation("TransactGetItems", "transactions", "transact_get_items", READ, expressions=(PROJECTION,)),
     # (an Update action also takes UpdateExpression: see expressions.compile)
     Operation("TransactWriteItems", "transactions", "transact_write_items", WRITE, TOKEN, expressions=(CONDITION,)),

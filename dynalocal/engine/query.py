@@ -53,13 +53,15 @@ def select_of(body: dict, operation: str) -> str:
     return select
 
 
-def target_of(entry: TableEntry, body: dict, select: str) -> Index | None:
+def target_of(entry: TableEntry, body: dict, select: str, operation: str = "Query") -> Index | None:
     """The index a request reads (None for the table), with the index-specific checks."""
     name = body.get("IndexName")
     if name is None:
         return None
     index = entry.table.indexes.get(name)
     if index is None:
+        if name in entry.table.vectors:  # only SearchVectors reads one (docs/behaviour/vectors.md §6)
+            raise ValidationException(f"{operation} operation not supported on this index type.")
         raise ValidationException(f"The table does not have the specified index: {name}")
     if index.is_global:
         if body.get("ConsistentRead") is True:
@@ -200,7 +202,7 @@ def scan(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
     select = select_of(body, "Scan")
     compiled = compile_expressions(body, "Scan")
     entry = data_table(ctx, caller, body["TableName"])
-    index = target_of(entry, body, select)
+    index = target_of(entry, body, select, "Scan")
     store: ItemStore = index if index is not None else entry.table
     segment, total = segment or 0, total or 1
     start = None

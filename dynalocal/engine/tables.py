@@ -4,7 +4,7 @@ from __future__ import annotations
 from typing import Any
 
 from dynalocal.capacity.registry import on_demand_description, warm_description
-from dynalocal.engine import index_updates, stream_spec, transient
+from dynalocal.engine import index_updates, stream_spec, transient, vector_specs
 from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import control_table, new_table_name, scoped_names
 from dynalocal.engine.context import Context
@@ -120,7 +120,9 @@ def create_table(ctx: Context, caller: Caller, body: dict) -> dict:
         raise ValidationException("Invalid KeySchema: Some index key attribute have no definition")
     schema = _key_schema(key_schema, types)
     gsis, lsis = _indexes(body, types, schema, billing)
+    vector_defs = vector_specs.check_create_table(body, types, billing, {i["IndexName"] for i in gsis + lsis})
     used = set(schema.names) | {e["AttributeName"] for i in gsis + lsis for e in i["KeySchema"]}
+    used |= vector_specs.schema_names(vector_defs)
     if used != set(types):
         raise invalid(f"Some AttributeDefinitions are not used. AttributeDefinitions: [{', '.join(sorted(types))}], "
                       f"keys used: [{', '.join(sorted(used))}]")
@@ -134,9 +136,10 @@ def create_table(ctx: Context, caller: Caller, body: dict) -> dict:
     entry = ctx.db.create(
         key, schema, region=caller.region, account=caller.account, key_schema=key_schema,
         attribute_definitions=definitions, billing_mode=billing,
-        read_capacity=read, write_capacity=write, gsis=gsis, lsis=lsis,
+        read_capacity=read, write_capacity=write, gsis=gsis, lsis=lsis, vector_indexes=vector_defs,
         tags=tags, extra=extra)
     build_indexes(entry.table, gsis, lsis, definitions, billing)
+    vector_specs.build(entry, definitions)
     ctx.capacity.configure(entry)  # partition counts (table, LSIs, GSIs) and meters
     stream_spec.apply(ctx, entry, stream if stream is not None and stream[0] else None)  # shards follow them
     # Tables are usable at once, unless --transient-delay; the response shows CREATING as DynamoDB's does.
@@ -176,6 +179,8 @@ def describe(entry: TableEntry, status: str | None = None) -> dict[str, Any]:
         out["GlobalSecondaryIndexes"] = [_describe_gsi(entry, gsi, creating=status == "CREATING") for gsi in entry.gsis]
     if entry.lsis:
         out["LocalSecondaryIndexes"] = [_describe_lsi(entry, lsi) for lsi in entry.lsis]
+    if entry.vector_indexes:
+        out["VectorIndexes"] = vector_specs.describe(entry, creating=status == "CREATING")
     return out
 
 
@@ -231,6 +236,7 @@ def _describe_lsi(entry: TableEntry, lsi: dict) -> dict:
 def describe_table(ctx: Context, caller: Caller, body: dict) -> dict:
     entry = control_table(ctx, caller, body["TableName"])
     transient.settle(ctx, entry)
+    vector_specs.settle(ctx, entry)
     return {"Table": describe(entry)}
 
 
@@ -285,11 +291,13 @@ def update_table(ctx: Context, caller: Caller, body: dict) -> dict:
     transient.check_not_in_use(ctx, entry)
     changes = [k for k in ("ProvisionedThroughput", "BillingMode", "StreamSpecification", "GlobalSecondaryIndexUpdates",
                            "SSESpecification", "ReplicaUpdates", "TableClass", "DeletionProtectionEnabled",
-                           "OnDemandThroughput", "WarmThroughput") if body.get(k) not in (None, [])]
+                           "OnDemandThroughput", "WarmThroughput", "VectorIndexUpdates")
+               if body.get(k) not in (None, [])]
     if not changes:
         raise ValidationException(_nothing_to_update(body))
     billing = body.get("BillingMode", entry.billing_mode)
     definitions = index_updates.check(entry, body, billing)
+    vector_specs.check_update(ctx, entry, body, billing, definitions)
     stream = stream_spec.check_update(entry, body.get("StreamSpecification"))
     pt = body.get("ProvisionedThroughput")
     if billing == "PAY_PER_REQUEST":
@@ -334,9 +342,11 @@ def update_table(ctx: Context, caller: Caller, body: dict) -> dict:
         if member in body:
             entry.extra[member] = {**entry.extra.get(member, {}), **body[member]}
     index_updates.apply(entry, body, definitions)
+    vector_specs.apply_update(ctx, entry, body, definitions)
     ctx.capacity.configure(entry)  # new rates and partition counts apply from this moment
     stream_spec.apply(ctx, entry, stream)
-    delayed = transient.begin(ctx, entry, "UPDATING")
+    # A vector index alone keeps the table usable: its own phases follow the delay (engine.vector_specs)
+    delayed = changes != ["VectorIndexUpdates"] and transient.begin(ctx, entry, "UPDATING")
     out = {"TableDescription": describe(entry, status="UPDATING")}
     if not delayed:  # else the indexes settle with the table (transient.settle)
         index_updates.finish(entry)

@@ -81,7 +81,7 @@ def _plan_write(ctx: Context, action: Action) -> None:
     try:
         if action.kind == "Put":
             action.key, action.prefix = table.schema.check_item_parts(spec["Item"])
-            if table.indexes:
+            if table.indexes or table.vectors:
                 check_index_keys(table, spec["Item"])
         else:
             action.key, action.prefix = table.schema.check_key_parts(
@@ -119,7 +119,7 @@ def _evaluate(action: Action) -> tuple[dict | None, dict | None]:
                 size = item_size(new_item)
                 if size > MAX_ITEM_SIZE:
                     raise ValidationException(UPDATE_TOO_BIG)
-                if table.indexes:
+                if table.indexes or table.vectors:
                     check_index_keys(table, new_item, update=update is not None)
                 action.new = (dumps(new_item), size)
     except ValidationException as err:

@@ -79,7 +79,7 @@ def write(charge: Charge, table: Table, key: bytes, prefix: bytes, new: Record |
         if compiled is not None:
             size = new[1] if new is not None else old[1] if old is not None else 0
             old_item = check(charge, part, prefix, compiled, spec, old, None, size)  # type: ignore[arg-type]
-    if table.indexes and (new is not None or old is not None):
+    if (table.indexes or table.vectors) and (new is not None or old is not None):
         if old_item is None and old is not None:
             old_item = orjson.loads(old[0])  # decoded once, for the GSI plan and the index listener
         gsis = admit_indexes(charge, table, part, key, old, new_item, old_item)
@@ -109,6 +109,8 @@ def apply(charge: Charge, table: Table, part: int, key: bytes, prefix: bytes, ol
         done = table.write(part, key, new, new_item, old_item)
         if done is not None:
             owed = done.owed
+            if done.vector_bytes:
+                charge.vector_write(done.vector_bytes)
     old_size = old[1] if old is not None else 0
     if transactional:
         charge.transact_write(part, prefix, old_size, new[1] if new is not None else 0, owed, gsis)  # type: ignore[arg-type]

@@ -56,10 +56,10 @@ def _undo_table(ctx: Server, name: str, entry: TableEntry | None, meta: bytes | 
         ctx.db.drop(name)
     else:
         tables[name] = entry  # dropped or replaced by the undone request: the old one is back
-        indexes = (entry.gsis, entry.lsis)
+        indexes = (entry.gsis, entry.lsis, entry.vector_indexes)
         assert meta is not None  # saved together with the entry
         restore_meta(ctx.db, name, meta)
-        if (entry.gsis, entry.lsis) != indexes:
+        if (entry.gsis, entry.lsis, entry.vector_indexes) != indexes:
             rebuild_indexes(entry)
     _follow_ttl(ctx, name, tables.get(name))
 

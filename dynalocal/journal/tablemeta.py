@@ -55,9 +55,16 @@ def restore_meta(db: Database, name: str, raw: bytes) -> TableEntry:
 
 
 def rebuild_indexes(entry: TableEntry) -> None:
-    """Recreate and back-fill the secondary indexes the metadata declares (indexes are not persisted)."""
+    """Recreate and back-fill the secondary and vector indexes the metadata declares (indexes are not persisted)."""
     table = entry.table
     table.indexes.clear()
     build_indexes(table, entry.gsis, entry.lsis, entry.attribute_definitions, entry.billing_mode)
     for index in table.indexes.values():
         index.backfill(table)
+    if entry.vector_indexes or table.vectors:
+        from dynalocal.storage import vectors  # only for tables with vector indexes: numpy stays off start-up
+
+        for name in list(table.vectors):
+            vectors.detach(table, name)
+        vectors.attach(table, [s for s in entry.vector_indexes if s["IndexStatus"] != "DELETING"],
+                       entry.attribute_definitions)

@@ -36,6 +36,7 @@ class TableEntry:
     status: str = "ACTIVE"
     gsis: list[dict] = field(default_factory=list)
     lsis: list[dict] = field(default_factory=list)
+    vector_indexes: list[dict] = field(default_factory=list)  # definitions + phase (engine.vector_specs)
     tags: dict[str, str] = field(default_factory=dict)
     extra: dict[str, Any] = field(default_factory=dict)  # other description members, echoed
     ttl_attribute: str | None = None  # TimeToLive attribute name while TTL is enabled

@@ -21,6 +21,7 @@ from dynalocal.errors import ValidationException, invalid
 from dynalocal.storage.mutation import Mutation
 from dynalocal.storage.partition import Record
 from dynalocal.storage.table import ItemStore, Table
+from dynalocal.storage.vectorcheck import check_item as check_vectors
 from dynalocal.values import numbers
 from dynalocal.values.attributes import item_size
 from dynalocal.values.blob import dumps
@@ -241,7 +242,10 @@ def build_indexes(table: Table, gsis: list[dict], lsis: list[dict], definitions:
 
 def check_index_keys(table: Table, item: dict, update: bool = False) -> None:
     """Reject a written item whose index key attribute has the wrong type, is empty or too large.
-    (`update`: the item comes from UpdateItem; DynamoDB's messages are the same.)"""
+    (`update`: the item comes from UpdateItem; DynamoDB's messages are the same.) Vector indexes
+    check theirs too (storage.vectors.check_item)."""
+    if table.vectors:
+        check_vectors(table, item)
     for index in table.indexes.values():
         for name, kind, limit in index.key_attrs:
             if name in table.schema.name_set:

@@ -38,7 +38,8 @@ class Mutation:
     None when no index was written).
     """
 
-    __slots__ = ("key", "new", "origin", "old", "table", "part", "seq", "owed", "_old_item", "_new_item")
+    __slots__ = ("key", "new", "origin", "old", "table", "part", "seq", "owed", "vector_bytes", "_old_item",
+                 "_new_item")
 
     def __init__(self, key: bytes, new: Record | None, new_item: dict | None = None,
                  old_item: dict | None = None, origin: str | None = None) -> None:
@@ -49,6 +50,7 @@ class Mutation:
         self._new_item = new_item
         self._old_item = old_item
         self.owed: dict[str, float] | None = None  # a dict only once a listener owes something
+        self.vector_bytes: dict[str, float] | None = None  # vector index -> VectorWriteRequestBytes (storage.vectors)
         self.seq = 0
         self.part = -1
         self.table: Table | None = None

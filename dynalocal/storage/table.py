@@ -110,6 +110,7 @@ class Table(ItemStore):
         self.schema = schema
         self.listeners: list[Listener] = []
         self.indexes: dict = {}  # index name -> storage.index.Index, maintained by a listener
+        self.vectors: dict = {}  # vector index name -> storage.vectors.VectorIndex, maintained by a listener
         self.sequence = 0  # number of the latest mutation applied
 
     def apply(self, m: Mutation) -> Mutation:

@@ -6,6 +6,8 @@ import re
 import subprocess
 import sys
 
+from vector_support import needs_vectors
+
 EXAMPLES = pathlib.Path(__file__).resolve().parents[2] / "examples"
 
 
@@ -33,3 +35,10 @@ def test_order_table_example_compares_key_designs():
     # the report that follows names the bad design, its hot key and partition, and calls the other fine
     assert re.search(r"!!  hot key on table orders-by-date: key '2024-02-10' carried 100% of partition 0's writes", out), out
     assert "OK  fine: table orders-by-customer" in out
+
+
+@needs_vectors
+def test_vector_search_example_finds_the_knives_in_the_kitchen():
+    out = _run("vector_search.py")
+    skus = [line.split()[0] for line in out.splitlines()]
+    assert skus == ["k3", "k1"], out  # the two knives, nearest first, and nothing from the garden

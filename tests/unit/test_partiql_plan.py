@@ -17,7 +17,8 @@ HASH_ONLY = KeySchema("id", "S")
 
 
 def entry(schema: KeySchema = TABLE):
-    return SimpleNamespace(table=SimpleNamespace(schema=schema, indexes={"gsi": SimpleNamespace(schema=GSI, multi=None)}))
+    return SimpleNamespace(table=SimpleNamespace(schema=schema, indexes={"gsi": SimpleNamespace(schema=GSI, multi=None)},
+                                           vectors={}))
 
 
 def planned(text: str, schema: KeySchema = TABLE):

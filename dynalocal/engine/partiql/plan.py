@@ -324,6 +324,8 @@ def plan(statement: Statement, entry: TableEntry) -> ReadPlan | WritePlan:
     if index_name is not None:
         index = entry.table.indexes.get(index_name)
         if index is None:
+            if index_name in entry.table.vectors:  # our wording (docs/behaviour/vectors.md §6)
+                raise ValidationException("ExecuteStatement operation not supported on this index type.")
             raise ValidationException(f"The table does not have the specified index: {index_name}")
         schema = index.schema
         if index.multi is not None and select is not None:  # its schema names only the first attributes
