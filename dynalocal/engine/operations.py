@@ -83,6 +83,12 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in (
     Operation("DescribeTimeToLive", "ttl", "describe_time_to_live", READ),
     Operation("DescribeContinuousBackups", "parity", "describe_continuous_backups", READ),
     Operation("UpdateContinuousBackups", "parity", "update_continuous_backups", CONTROL),
+    # Backups are journaled in files of their own (journal.backups), not in the log: READ for the log.
+    Operation("CreateBackup", "backups.ondemand", "create_backup", READ),
+    Operation("DescribeBackup", "backups.ondemand", "describe_backup", READ),
+    Operation("ListBackups", "backups.ondemand", "list_backups", READ),
+    Operation("DeleteBackup", "backups.ondemand", "delete_backup", READ),
+    Operation("RestoreTableFromBackup", "backups.ondemand", "restore_table_from_backup", CONTROL),
     Operation("DescribeContributorInsights", "parity", "describe_contributor_insights", READ),
     Operation("UpdateContributorInsights", "parity", "update_contributor_insights", CONTROL),
     Operation("ListContributorInsights", "parity", "list_contributor_insights", READ),
@@ -95,10 +101,10 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in (
 
 # DynamoDB operations dynalocal does not implement: a clear error, not "unknown operation".
 UNIMPLEMENTED = frozenset("""
-CreateBackup CreateGlobalTable DeleteBackup DeleteResourcePolicy DescribeBackup DescribeExport DescribeGlobalTable
+CreateGlobalTable DeleteResourcePolicy DescribeExport DescribeGlobalTable
 DescribeGlobalTableSettings DescribeImport DescribeTableReplicaAutoScaling DisableKinesisStreamingDestination
-EnableKinesisStreamingDestination ExportTableToPointInTime GetResourcePolicy ImportTable ListBackups ListExports
-ListGlobalTables ListImports PutResourcePolicy RestoreTableFromBackup RestoreTableToPointInTime UpdateGlobalTable
+EnableKinesisStreamingDestination ExportTableToPointInTime GetResourcePolicy ImportTable ListExports
+ListGlobalTables ListImports PutResourcePolicy RestoreTableToPointInTime UpdateGlobalTable
 UpdateGlobalTableSettings UpdateKinesisStreamingDestination UpdateTableReplicaAutoScaling
 """.split())
 EAGER = {"items": items, "query": query, "batch": batch}  # imported with this module (the data plane)

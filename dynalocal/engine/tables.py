@@ -172,6 +172,8 @@ def describe(entry: TableEntry, status: str | None = None) -> dict[str, Any]:
     if "TableClass" in entry.extra:
         out["TableClassSummary"] = {"TableClass": entry.extra["TableClass"]}
     stream_spec.describe(entry, out)
+    if "RestoreSummary" in entry.extra:  # a restored table (engine.backups.restore)
+        out["RestoreSummary"] = {**entry.extra["RestoreSummary"], "RestoreInProgress": out["TableStatus"] == "CREATING"}
     if entry.gsis:
         out["GlobalSecondaryIndexes"] = [_describe_gsi(entry, gsi, creating=status == "CREATING") for gsi in entry.gsis]
     if entry.lsis:
