@@ -81,8 +81,9 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in (
     Operation("ListTagsOfResource", "tags", "list_tags_of_resource", READ),
     Operation("UpdateTimeToLive", "ttl", "update_time_to_live", CONTROL),
     Operation("DescribeTimeToLive", "ttl", "describe_time_to_live", READ),
-    Operation("DescribeContinuousBackups", "parity", "describe_continuous_backups", READ),
-    Operation("UpdateContinuousBackups", "parity", "update_continuous_backups", CONTROL),
+    Operation("DescribeContinuousBackups", "backups.pitr", "describe_continuous_backups", READ),
+    Operation("UpdateContinuousBackups", "backups.pitr", "update_continuous_backups", CONTROL),
+    Operation("RestoreTableToPointInTime", "backups.pitr", "restore_table_to_point_in_time", CONTROL),
     # Backups are journaled in files of their own (journal.backups), not in the log: READ for the log.
     Operation("CreateBackup", "backups.ondemand", "create_backup", READ),
     Operation("DescribeBackup", "backups.ondemand", "describe_backup", READ),
@@ -104,7 +105,7 @@ UNIMPLEMENTED = frozenset("""
 CreateGlobalTable DeleteResourcePolicy DescribeExport DescribeGlobalTable
 DescribeGlobalTableSettings DescribeImport DescribeTableReplicaAutoScaling DisableKinesisStreamingDestination
 EnableKinesisStreamingDestination ExportTableToPointInTime GetResourcePolicy ImportTable ListExports
-ListGlobalTables ListImports PutResourcePolicy RestoreTableToPointInTime UpdateGlobalTable
+ListGlobalTables ListImports PutResourcePolicy UpdateGlobalTable
 UpdateGlobalTableSettings UpdateKinesisStreamingDestination UpdateTableReplicaAutoScaling
 """.split())
 EAGER = {"items": items, "query": query, "batch": batch}  # imported with this module (the data plane)

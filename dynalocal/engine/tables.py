@@ -5,6 +5,7 @@ from typing import Any
 
 from dynalocal.capacity.registry import on_demand_description, warm_description
 from dynalocal.engine import index_updates, stream_spec, transient
+from dynalocal.engine.backups import catalog, continuous
 from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import control_table, new_table_name, scoped_names
 from dynalocal.engine.context import Context
@@ -244,6 +245,9 @@ def delete_table(ctx: Context, caller: Caller, body: dict) -> dict:
     if entry.extra.get("DeletionProtectionEnabled"):
         raise ValidationException(
             f"Table '{entry.name}' can't be deleted while DeletionProtectionEnabled is set to True")
+    if entry.point_in_time_recovery:  # a SYSTEM backup keeps the table for 35 days (docs/behaviour/backups.md §1)
+        catalog.take(ctx, caller, entry, f"{entry.name}$DeletedTableBackup", kind="SYSTEM")
+        continuous.forget(ctx, entry)
     stream_spec.disable(ctx, entry)  # its stream stays readable for 24 hours
     ctx.db.drop(entry.key)
     ctx.capacity.forget(entry.key)

@@ -33,26 +33,27 @@ def encode(at: float, key: bytes, old: Record | None) -> bytes:
     return frame(b"".join((_HEAD.pack(at, len(key), old[1]), key, old[0])))
 
 
-def read(path: Path, since: float) -> tuple[list[Entry], int]:
-    """The entries of a history file at or after `since`, and how many earlier ones it holds."""
+def read(path: Path, since: float) -> tuple[list[Entry], bool]:
+    """The entries of a history file at or after `since`, and whether the file should be rewritten
+    (it holds earlier ones, or a torn last append that later appends must not follow)."""
     try:
         data = path.read_bytes()
     except FileNotFoundError:
-        return [], 0
+        return [], False
     if data[:len(MAGIC)] != MAGIC:
-        return [], 0
+        return [], True
     out: list[Entry] = []
-    old_ones, size = 0, _HEAD.size
+    rewrite, size = False, _HEAD.size
     for _, payload in read_frames(data, len(MAGIC)):
         if isinstance(payload, str):
-            break  # a torn last append: it was never acknowledged
+            return out, True  # a torn last append: its write was never acknowledged
         at, n, item_size = _HEAD.unpack_from(payload, 0)
         if at < since:
-            old_ones += 1
+            rewrite = True
             continue
         key = payload[size:size + n]
         out.append((at, key, None if item_size < 0 else (payload[size + n:], item_size)))
-    return out, old_ones
+    return out, rewrite
 
 
 class HistoryFile:

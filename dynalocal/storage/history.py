@@ -19,12 +19,13 @@ from dynalocal.storage.table import Table
 Entry = tuple[float, bytes, "Record | None"]
 Sink = Callable[[float, bytes, "Record | None"], None]
 PRUNE_EVERY = 1024  # entries appended between two checks for expired ones
+COMPACT_MIN = 65536  # expired entries a history file may hold before it is rewritten
 
 
 class History:
     """The changes of one table since PITR was enabled (or since the recovery period began)."""
 
-    __slots__ = ("table", "clock", "period", "entries", "sink", "_until_prune", "pruned")
+    __slots__ = ("table", "clock", "period", "entries", "sink", "compact", "_until_prune", "pruned")
 
     def __init__(self, table: Table, clock: Callable[[], float], period: float, sink: Sink | None = None,
                  entries: list[Entry] | None = None) -> None:
@@ -33,6 +34,7 @@ class History:
         self.period = period  # seconds kept
         self.entries: deque[Entry] = deque(entries or ())
         self.sink = sink
+        self.compact: Callable[[], None] | None = None  # rewrites the sink's file with the live entries only
         self._until_prune = PRUNE_EVERY
         self.pruned = 0  # entries dropped since the sink last compacted (journal.history)
 
@@ -66,6 +68,9 @@ class History:
             entries.popleft()
             dropped += 1
         self.pruned += dropped
+        if self.compact is not None and self.pruned > max(COMPACT_MIN, len(entries)):
+            self.pruned = 0
+            self.compact()  # the file keeps at most about twice the period's entries
         return dropped
 
     def items_at(self, when: float) -> dict[bytes, Record]:
