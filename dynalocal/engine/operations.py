@@ -90,6 +90,9 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in (
     Operation("ListBackups", "backups.ondemand", "list_backups", READ),
     Operation("DeleteBackup", "backups.ondemand", "delete_backup", READ),
     Operation("RestoreTableFromBackup", "backups.ondemand", "restore_table_from_backup", CONTROL),
+    Operation("PutResourcePolicy", "backups.policies", "put_resource_policy", CONTROL),
+    Operation("GetResourcePolicy", "backups.policies", "get_resource_policy", READ),
+    Operation("DeleteResourcePolicy", "backups.policies", "delete_resource_policy", CONTROL),
     Operation("DescribeContributorInsights", "parity", "describe_contributor_insights", READ),
     Operation("UpdateContributorInsights", "parity", "update_contributor_insights", CONTROL),
     Operation("ListContributorInsights", "parity", "list_contributor_insights", READ),
@@ -102,10 +105,10 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in (
 
 # DynamoDB operations dynalocal does not implement: a clear error, not "unknown operation".
 UNIMPLEMENTED = frozenset("""
-CreateGlobalTable DeleteResourcePolicy DescribeExport DescribeGlobalTable
+CreateGlobalTable DescribeExport DescribeGlobalTable
 DescribeGlobalTableSettings DescribeImport DescribeTableReplicaAutoScaling DisableKinesisStreamingDestination
-EnableKinesisStreamingDestination ExportTableToPointInTime GetResourcePolicy ImportTable ListExports
-ListGlobalTables ListImports PutResourcePolicy UpdateGlobalTable
+EnableKinesisStreamingDestination ExportTableToPointInTime ImportTable ListExports
+ListGlobalTables ListImports UpdateGlobalTable
 UpdateGlobalTableSettings UpdateKinesisStreamingDestination UpdateTableReplicaAutoScaling
 """.split())
 EAGER = {"items": items, "query": query, "batch": batch}  # imported with this module (the data plane)

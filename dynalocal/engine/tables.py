@@ -5,7 +5,7 @@ from typing import Any
 
 from dynalocal.capacity.registry import on_demand_description, warm_description
 from dynalocal.engine import index_updates, stream_spec, transient
-from dynalocal.engine.backups import catalog, continuous
+from dynalocal.engine.backups import catalog, continuous, policies
 from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import control_table, new_table_name, scoped_names
 from dynalocal.engine.context import Context
@@ -130,6 +130,8 @@ def create_table(ctx: Context, caller: Caller, body: dict) -> dict:
     key = caller.scope + name
     if key in ctx.db.tables or key in ctx.db.deleting:
         raise ResourceInUseException(f"Table already exists: {name}")
+    if "ResourcePolicy" in body:
+        policies.check(body["ResourcePolicy"])
     extra = {k: body[k] for k in ("SSESpecification", "TableClass",
                                   "DeletionProtectionEnabled", "OnDemandThroughput", "WarmThroughput") if k in body}
     entry = ctx.db.create(
@@ -137,6 +139,8 @@ def create_table(ctx: Context, caller: Caller, body: dict) -> dict:
         attribute_definitions=definitions, billing_mode=billing,
         read_capacity=read, write_capacity=write, gsis=gsis, lsis=lsis,
         tags=tags, extra=extra)
+    if "ResourcePolicy" in body:
+        policies.attach(ctx, entry, body["ResourcePolicy"])
     build_indexes(entry.table, gsis, lsis, definitions, billing)
     ctx.capacity.configure(entry)  # partition counts (table, LSIs, GSIs) and meters
     stream_spec.apply(ctx, entry, stream if stream is not None and stream[0] else None)  # shards follow them

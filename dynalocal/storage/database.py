@@ -42,7 +42,8 @@ class TableEntry:
     point_in_time_recovery: bool = False
     pitr_since: float | None = None  # when PITR was (last) enabled: the earliest restorable time's lower bound
     pitr_days: int = 35  # RecoveryPeriodInDays
-    resource_policy: list | None = None  # [policy JSON text, RevisionId] (engine.backups.policies)
+    # resource ARN ("" for the table itself, else its stream's ARN) -> [policy JSON text, RevisionId]
+    resource_policies: dict[str, list] = field(default_factory=dict)  # stored, not enforced (engine.backups.policies)
     transient_until: float = 0.0  # wall-clock end of a delayed CREATING/UPDATING status (server.handlers.transient)
     # when the table last became PAY_PER_REQUEST (None: created so, or never); BillingModeSummary shows it
     pay_per_request_since: float | None = None
