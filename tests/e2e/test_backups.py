@@ -208,3 +208,18 @@ def test_list_backups_time_bounds():
         start = clock.start
         bounded = ddb.list_backups(TimeRangeLowerBound=start + 10, TimeRangeUpperBound=start + 30)["BackupSummaries"]
         assert [s["BackupArn"] for s in bounded] == arns[1:3]
+
+
+def test_backup_restore_example_gets_the_table_back():
+    import pathlib
+    import subprocess
+    import sys
+
+    examples = pathlib.Path(__file__).resolve().parents[2] / "examples"
+    done = subprocess.run([sys.executable, str(examples / "backup_restore.py")], capture_output=True, text=True,
+                          timeout=120, cwd=examples)
+    assert done.returncode == 0, done.stderr
+    whole = "[('order-0', 'paid'), ('order-1', 'paid'), ('order-2', 'paid')]"
+    assert f"orders-from-backup   {whole}" in done.stdout
+    assert f"orders-at-good       {whole}" in done.stdout
+    assert "orders               [('order-0', 'paid'), ('order-2', 'lost')]" in done.stdout
