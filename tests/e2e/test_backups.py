@@ -223,3 +223,17 @@ def test_backup_restore_example_gets_the_table_back():
     assert f"orders-from-backup   {whole}" in done.stdout
     assert f"orders-at-good       {whole}" in done.stdout
     assert "orders               [('order-0', 'paid'), ('order-2', 'lost')]" in done.stdout
+
+
+def test_reset_drops_backups_and_histories():
+    with LiveServer() as live:
+        ddb = live.client()
+        ddb.create_table(TableName="src", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                         AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+                         BillingMode="PAY_PER_REQUEST")
+        ddb.update_continuous_backups(TableName="src",
+                                      PointInTimeRecoverySpecification={"PointInTimeRecoveryEnabled": True})
+        ddb.create_backup(TableName="src", BackupName="gone-after-reset")
+        assert live.reset() == 1
+        assert ddb.list_backups(BackupType="ALL")["BackupSummaries"] == []
+        assert live.ctx.db.histories == {}

@@ -111,6 +111,11 @@ def forget(ctx: Context, backup: Backup) -> None:
         files.remove(backup.path)
 
 
+def forget_all(ctx: Context) -> None:
+    for backup in list(ctx.db.backups.values()):
+        forget(ctx, backup)
+
+
 def details(backup: Backup, now: float) -> dict[str, Any]:
     """BackupDetails."""
     out: dict[str, Any] = {"BackupArn": backup.arn, "BackupName": backup.name, "BackupSizeBytes": backup.size,
