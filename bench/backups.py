@@ -82,6 +82,10 @@ def main() -> None:
                              {"AttributeName": "g", "KeyType": "HASH"}], "Projection": {"ProjectionType": "ALL"}}])
         started = time.perf_counter()
         live.call(lambda: _fill(ctx, "big", args.items), timeout=3600)
+        ddb.create_table(TableName="barrier", BillingMode="PAY_PER_REQUEST",
+                         KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+                         AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}])
+        ddb.put_item(TableName="barrier", Item={"pk": {"S": "x"}})  # answered once the fill is durable too
         print(f"filled {args.items} items in {time.perf_counter() - started:.1f}s")
         started = time.perf_counter()
         arn = ddb.create_backup(TableName="big", BackupName="bench")["BackupDetails"]["BackupArn"]
