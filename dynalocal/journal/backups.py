@@ -13,7 +13,7 @@ import struct
 from collections.abc import Iterator
 from pathlib import Path
 
-from dynalocal.journal.snapshot import _chunk_frames, _decode_chunk
+from dynalocal.journal.snapshot import CHUNK_ITEMS, _chunk_frames, _decode_chunk
 from dynalocal.journal.wal import FRAME, frame, fsync_directory, read_frames
 from dynalocal.storage.partition import Record
 
@@ -42,9 +42,9 @@ def write(directory: Path, backup_id: str, header: bytes, parts: list[Part]) -> 
             out.write(MAGIC)
             out.write(frame(b"B" + header))
             for index, (keys, records) in enumerate(parts):
-                if keys:
-                    count += len(keys)
-                    for chunk in _chunk_frames(index, keys, records):
+                count += len(keys)
+                for at in range(0, len(keys), CHUNK_ITEMS):  # chunks as a snapshot's
+                    for chunk in _chunk_frames(index, keys[at:at + CHUNK_ITEMS], records[at:at + CHUNK_ITEMS]):
                         out.write(chunk)
             out.write(frame(b"E" + _END.pack(count)))
             out.flush()
