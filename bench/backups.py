@@ -116,8 +116,7 @@ def main() -> None:
             backup = sum(p.stat().st_size for p in (Path(data_dir) / "backups").iterdir())
             print(f"backup file: {backup / 2**20:.0f} MiB")
     if data_dir is not None:
-        import shutil
-        shutil.rmtree(data_dir)
+        print(f"(data directory left at {data_dir})")
 
 
 if __name__ == "__main__":
