@@ -44,6 +44,7 @@ class Settings:
     isolation: str = "shared"
     cors_origins: tuple[str, ...] = LOCAL_ORIGINS
     transient_delay: float = 0.0
+    pitr_lag_seconds: float = 300.0  # DynamoDB's LatestRestorableDateTime is about five minutes before now
     in_memory: bool = False
     s3_dir: str | None = None
     # Not on the command line:
@@ -185,6 +186,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("transient_delay", "--transient-delay", "Seconds tables stay `CREATING` / `UPDATING` / `DELETING`, as "
            "on AWS, so code that forgets its waiters fails locally too (`-delayTransientStatuses` sets 1).",
            local="-delayTransientStatuses", local_value="1", metavar="SECONDS"),
+    Option("pitr_lag_seconds", "--pitr-lag-seconds", "How far behind now point-in-time recovery's "
+           "`LatestRestorableDateTime` is (about five minutes on AWS); `0` lets tests restore to the present.",
+           metavar="SECONDS"),
     Option("in_memory", "--in-memory", "Keep everything in memory, as without `--data-dir` anyway (DynamoDB "
            "Local's `-inMemory`); refused together with `--data-dir`.", local="-inMemory"),
     Option("s3_dir", "--s3-dir", "A local stand-in for S3 used by bulk loads, exports and imports: bucket `B` is the "

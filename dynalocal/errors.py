@@ -89,6 +89,38 @@ class TableNotFoundException(DynamoError):
     """The backup operations' form of ResourceNotFound (DescribeContinuousBackups, ...)."""
 
 
+class TableAlreadyExistsException(DynamoError):
+    """A restore's target table exists already."""
+
+
+class TableInUseException(DynamoError):
+    """A backup or restore of a table that is being created, updated or deleted."""
+
+
+class BackupNotFoundException(DynamoError):
+    pass
+
+
+class BackupInUseException(DynamoError):
+    """A backup still CREATING (delete) or a backup operation already running on it."""
+
+
+class ContinuousBackupsUnavailableException(DynamoError):
+    pass
+
+
+class PointInTimeRecoveryUnavailableException(DynamoError):
+    """Export or point-in-time restore of a table without point-in-time recovery."""
+
+
+class InvalidRestoreTimeException(DynamoError):
+    pass
+
+
+class PolicyNotFoundException(DynamoError):
+    """No resource policy, or not the revision ExpectedRevisionId names."""
+
+
 class ConditionalCheckFailedException(DynamoError):
     def __init__(self, item: dict | None = None) -> None:
         extra = {"Item": item} if item is not None else {}
@@ -147,10 +179,6 @@ class ExpiredIteratorException(DynamoError):
 
 class TrimmedDataAccessException(DynamoError):
     """DynamoDB Streams: a read before the trim horizon of a shard."""
-
-
-class PointInTimeRecoveryUnavailableException(DynamoError):
-    """Export (or point-in-time restore) of a table without point-in-time recovery."""
 
 
 class InvalidExportTimeException(DynamoError):

@@ -7,6 +7,7 @@ from __future__ import annotations
 
 from dynalocal.app import create_app
 from dynalocal.config import Settings
+from dynalocal.engine.backups.startup import resume_backups
 from dynalocal.engine.context import Context
 from dynalocal.http.durability import STARTUP_ERRORS, Durability
 from dynalocal.http.plugins import install
@@ -35,6 +36,7 @@ def build_server(settings: Settings | None = None, ctx: Context | None = None, *
             Durability.open(ctx)
         except STARTUP_ERRORS as err:
             raise ConfigError(f"cannot use --data-dir {settings.data_dir}: {err}") from err
+        resume_backups(ctx)
     if settings.init:
         # seed files (and PyYAML) load only with --init
         from dynalocal.seed.loader import seed_hook

@@ -15,6 +15,7 @@ from dynalocal.storage.database import Database
 
 if TYPE_CHECKING:
     from dynalocal.journal.groupcommit import Ticket
+    from dynalocal.storage.table import Table
 
 
 class Journal(Protocol):
@@ -31,6 +32,8 @@ class Journal(Protocol):
     async def commit(self, target: str | None, raw: bytes, status: int, body: bytes) -> tuple[int, bytes]: ...
 
     async def reset(self) -> int: ...
+
+    def adopt(self, table: Table) -> None: ...
 
     async def close(self) -> None: ...
 

@@ -82,8 +82,18 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in (
     Operation("ListTagsOfResource", "tags", "list_tags_of_resource", READ),
     Operation("UpdateTimeToLive", "ttl", "update_time_to_live", CONTROL),
     Operation("DescribeTimeToLive", "ttl", "describe_time_to_live", READ),
-    Operation("DescribeContinuousBackups", "parity", "describe_continuous_backups", READ),
-    Operation("UpdateContinuousBackups", "parity", "update_continuous_backups", CONTROL),
+    Operation("DescribeContinuousBackups", "backups.pitr", "describe_continuous_backups", READ),
+    Operation("UpdateContinuousBackups", "backups.pitr", "update_continuous_backups", CONTROL),
+    Operation("RestoreTableToPointInTime", "backups.pitr", "restore_table_to_point_in_time", CONTROL),
+    # Backups are journaled in files of their own (journal.backups), not in the log: READ for the log.
+    Operation("CreateBackup", "backups.ondemand", "create_backup", READ),
+    Operation("DescribeBackup", "backups.ondemand", "describe_backup", READ),
+    Operation("ListBackups", "backups.ondemand", "list_backups", READ),
+    Operation("DeleteBackup", "backups.ondemand", "delete_backup", READ),
+    Operation("RestoreTableFromBackup", "backups.ondemand", "restore_table_from_backup", CONTROL),
+    Operation("PutResourcePolicy", "backups.policies", "put_resource_policy", CONTROL),
+    Operation("GetResourcePolicy", "backups.policies", "get_resource_policy", READ),
+    Operation("DeleteResourcePolicy", "backups.policies", "delete_resource_policy", CONTROL),
     Operation("DescribeContributorInsights", "parity", "describe_contributor_insights", READ),
     Operation("UpdateContributorInsights", "parity", "update_contributor_insights", CONTROL),
     Operation("ListContributorInsights", "parity", "list_contributor_insights", READ),
@@ -107,10 +117,8 @@ OPERATIONS: dict[str, Operation] = {op.name: op for op in (
 
 # DynamoDB operations dynalocal does not implement: a clear error, not "unknown operation".
 UNIMPLEMENTED = frozenset("""
-CreateBackup CreateGlobalTable DeleteBackup DeleteResourcePolicy DescribeBackup DescribeGlobalTable
-DescribeGlobalTableSettings DescribeTableReplicaAutoScaling DisableKinesisStreamingDestination
-EnableKinesisStreamingDestination GetResourcePolicy ListBackups
-ListGlobalTables PutResourcePolicy RestoreTableFromBackup RestoreTableToPointInTime UpdateGlobalTable
+CreateGlobalTable DescribeGlobalTable DescribeGlobalTableSettings DescribeTableReplicaAutoScaling
+DisableKinesisStreamingDestination EnableKinesisStreamingDestination ListGlobalTables UpdateGlobalTable
 UpdateGlobalTableSettings UpdateKinesisStreamingDestination UpdateTableReplicaAutoScaling
 """.split())
 EAGER = {"items": items, "query": query, "batch": batch}  # imported with this module (the data plane)

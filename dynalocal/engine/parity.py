@@ -1,39 +1,11 @@
-"""Control-plane reads infrastructure tools make: backups, contributor insights, Kinesis streaming."""
+"""Control-plane reads infrastructure tools make: contributor insights, Kinesis streaming."""
 from __future__ import annotations
 
-import time
 from typing import Any
 
 from dynalocal.engine.caller import Caller
-from dynalocal.engine.common import control_table, scoped_names, table_name
+from dynalocal.engine.common import control_table, scoped_names
 from dynalocal.engine.context import Context
-from dynalocal.errors import ResourceNotFoundException, TableNotFoundException
-from dynalocal.storage.database import TableEntry
-
-
-def _backup_table(ctx: Context, caller: Caller, name: str) -> TableEntry:
-    """The table of a continuous-backups call; missing is TableNotFoundException, as DynamoDB answers."""
-    try:
-        return control_table(ctx, caller, name)
-    except ResourceNotFoundException:
-        raise TableNotFoundException(f"Table not found: {table_name(name)}") from None
-
-
-def describe_continuous_backups(ctx: Context, caller: Caller, body: dict) -> dict:
-    entry = _backup_table(ctx, caller, body["TableName"])
-    pitr: dict[str, Any] = {"PointInTimeRecoveryStatus": "ENABLED" if entry.point_in_time_recovery else "DISABLED"}
-    if entry.point_in_time_recovery:
-        pitr.update(RecoveryPeriodInDays=35, EarliestRestorableDateTime=entry.created,
-                    LatestRestorableDateTime=time.time())
-    # On-demand backups are always available in DynamoDB, so ContinuousBackupsStatus is ENABLED.
-    return {"ContinuousBackupsDescription": {"ContinuousBackupsStatus": "ENABLED",
-                                             "PointInTimeRecoveryDescription": pitr}}
-
-
-def update_continuous_backups(ctx: Context, caller: Caller, body: dict) -> dict:
-    entry = _backup_table(ctx, caller, body["TableName"])
-    entry.point_in_time_recovery = body["PointInTimeRecoverySpecification"]["PointInTimeRecoveryEnabled"]
-    return describe_continuous_backups(ctx, caller, body)
 
 
 def describe_contributor_insights(ctx: Context, caller: Caller, body: dict) -> dict:

@@ -1,14 +1,18 @@
 """Dropping every table: POST /_dynalocal/reset, and the journal's reset (http.durability)."""
 from __future__ import annotations
 
+from dynalocal.engine.backups import catalog, continuous
 from dynalocal.engine.context import Context
 
 
 def drop_all(ctx: Context) -> int:
-    """Drop every table and its TTL state; return how many tables there were."""
+    """Drop every table and its TTL state, PITR history and backups; return how many tables there were."""
     names = list(ctx.db.tables)
     for name in names:
-        ctx.db.drop(name)
+        entry = ctx.db.drop(name)
+        if entry is not None and entry.point_in_time_recovery:
+            continuous.forget(ctx, entry)
+    catalog.forget_all(ctx)  # a reset server has no backups either
     ctx.expiry.clear()
     ctx.db.streams.clear()
     tokens = getattr(ctx, "tokens", None)  # transaction idempotency tokens refer to the dropped data

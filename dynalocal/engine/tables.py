@@ -5,6 +5,7 @@ from typing import Any
 
 from dynalocal.capacity.registry import on_demand_description, warm_description
 from dynalocal.engine import index_updates, stream_spec, transient, vector_specs
+from dynalocal.engine.backups import catalog, continuous, policies
 from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import control_table, new_table_name, scoped_names
 from dynalocal.engine.context import Context
@@ -131,6 +132,8 @@ def create_table(ctx: Context, caller: Caller, body: dict) -> dict:
     key = caller.scope + name
     if key in ctx.db.tables or key in ctx.db.deleting:
         raise ResourceInUseException(f"Table already exists: {name}")
+    if "ResourcePolicy" in body:
+        policies.check(body["ResourcePolicy"])
     extra = {k: body[k] for k in ("SSESpecification", "TableClass",
                                   "DeletionProtectionEnabled", "OnDemandThroughput", "WarmThroughput") if k in body}
     entry = ctx.db.create(
@@ -138,6 +141,8 @@ def create_table(ctx: Context, caller: Caller, body: dict) -> dict:
         attribute_definitions=definitions, billing_mode=billing,
         read_capacity=read, write_capacity=write, gsis=gsis, lsis=lsis, vector_indexes=vector_defs,
         tags=tags, extra=extra)
+    if "ResourcePolicy" in body:
+        policies.attach(ctx, entry, body["ResourcePolicy"])
     build_indexes(entry.table, gsis, lsis, definitions, billing)
     vector_specs.build(entry, definitions)
     ctx.capacity.configure(entry)  # partition counts (table, LSIs, GSIs) and meters
@@ -175,6 +180,8 @@ def describe(entry: TableEntry, status: str | None = None) -> dict[str, Any]:
     if "TableClass" in entry.extra:
         out["TableClassSummary"] = {"TableClass": entry.extra["TableClass"]}
     stream_spec.describe(entry, out)
+    if "RestoreSummary" in entry.extra:  # a restored table (engine.backups.restore)
+        out["RestoreSummary"] = {**entry.extra["RestoreSummary"], "RestoreInProgress": out["TableStatus"] == "CREATING"}
     if entry.gsis:
         out["GlobalSecondaryIndexes"] = [_describe_gsi(entry, gsi, creating=status == "CREATING") for gsi in entry.gsis]
     if entry.lsis:
@@ -248,6 +255,9 @@ def delete_table(ctx: Context, caller: Caller, body: dict) -> dict:
     if entry.extra.get("DeletionProtectionEnabled"):
         raise ValidationException(
             f"Table '{entry.name}' can't be deleted while DeletionProtectionEnabled is set to True")
+    if entry.point_in_time_recovery:  # a SYSTEM backup keeps the table for 35 days (docs/behaviour/backups.md §1)
+        catalog.take(ctx, caller, entry, f"{entry.name}$DeletedTableBackup", kind="SYSTEM")
+        continuous.forget(ctx, entry)
     stream_spec.disable(ctx, entry)  # its stream stays readable for 24 hours
     ctx.db.drop(entry.key)
     ctx.capacity.forget(entry.key)

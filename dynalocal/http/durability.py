@@ -150,6 +150,13 @@ class Durability:
         if not self._open:
             self._orphaned()
 
+    def adopt(self, table: Table) -> None:
+        """Log every item of a table the open request filled outside the write path (a restore) with
+        the request, after its creation (`seal` puts the metadata first); undone with it."""
+        batch = self.commits.batch
+        for part in table.partitions:
+            batch += [(table, key, record, None) for key, record in part.items()]
+
     def on_stream(self, arn: str, event: bytes) -> None:
         """Stream registry sink: record one stream event in the open batch, after its item write."""
         self.commits.batch.append((STREAM, arn, event, None))

@@ -41,6 +41,10 @@ class TableEntry:
     extra: dict[str, Any] = field(default_factory=dict)  # other description members, echoed
     ttl_attribute: str | None = None  # TimeToLive attribute name while TTL is enabled
     point_in_time_recovery: bool = False
+    pitr_since: float | None = None  # when PITR was (last) enabled: the earliest restorable time's lower bound
+    pitr_days: int = 35  # RecoveryPeriodInDays
+    # resource ARN ("" for the table itself, else its stream's ARN) -> [policy JSON text, RevisionId]
+    resource_policies: dict[str, list] = field(default_factory=dict)  # stored, not enforced (engine.backups.policies)
     transient_until: float = 0.0  # wall-clock end of a delayed CREATING/UPDATING status (server.handlers.transient)
     # when the table last became PAY_PER_REQUEST (None: created so, or never); BillingModeSummary shows it
     pay_per_request_since: float | None = None
@@ -70,6 +74,8 @@ class Database:
         self.tables: dict[str, TableEntry] = {}
         self.deleting: dict[str, tuple[TableEntry, float]] = {}  # dropped tables still shown DELETING, until
         self.streams = StreamRegistry()  # DynamoDB Streams, kept apart: they outlive their tables
+        self.backups: dict[str, Any] = {}  # backup ARN -> engine.backups.catalog.Backup: they outlive tables too
+        self.histories: dict[str, Any] = {}  # table key -> storage.history.History while PITR is enabled
 
     def create(self, name: str, schema: KeySchema, partitions: int = 1, **meta: Any) -> TableEntry:
         entry = TableEntry(table=Table(name, schema, partitions), **meta)
