@@ -13,7 +13,10 @@ for them. Snapshots are taken at clean shutdown and when the log
 since the last one exceeds max(--snapshot-mb, a quarter of that snapshot's size): replaying
 a log is about four times slower per byte than loading a snapshot, so this bounds start-up
 to about twice the snapshot's load time while a large table is rewritten at most once per
-quarter of its size in new log.
+quarter of its size in new log. Between those, once the log holds 1/16 of --snapshot-mb, it is
+*compacted* (a snapshot taken early) when the snapshot and log on disk exceed four times the live
+data's DynamoDB size: then deletes and overwrites dominate, and a new snapshot (at most about twice
+the logical size) gives the disk back (README, Durability).
 """
 from __future__ import annotations
 
@@ -57,6 +60,9 @@ except ImportError:  # pragma: no cover - Windows
 log = logging.getLogger("dynalocal.durability")
 
 CONTROL, TOKEN, DATA = "control", "token", "data"
+COMPACT_RATIO = 4  # compact once snapshot + log exceed this many times the live data's logical size
+COMPACT_FLOOR = 256 * 1024  # ... and the log since the snapshot has at least this many bytes (or 1/16 of --snapshot-mb)
+COMPACT_CHECK = 64 * 1024  # bytes of log between two checks (a sum over the tables' partitions)
 
 
 def _kind_of(target: str) -> str:
@@ -83,7 +89,8 @@ class Durability:
         self.snapshot_min_bytes = settings.snapshot_bytes
         self.snapshot_bytes = recovery.snapshot_bytes
         self._log_base = -recovery.replayed_bytes  # log position at the newest snapshot (see `log_bytes`)
-        self._snapshot_at = 0  # log_bytes at which to snapshot next
+        self._snapshot_at = 0  # log_bytes at which to snapshot next, or to check whether to compact (`_due`)
+        self._compact_floor = max(COMPACT_FLOOR, self.snapshot_min_bytes // 16)
         self._open = False  # a request is running (between `begin` and `seal`)
         self._start = 0  # where its entries begin in the open batch
         self._began = 0.0  # when the open request began (monotonic), to tell the idempotency token it recorded
@@ -126,8 +133,22 @@ class Durability:
         """Bytes of log written since the newest snapshot."""
         return self.commits.writer.position - self._log_base
 
-    def _plan_snapshot(self) -> None:
-        self._snapshot_at = max(self.snapshot_min_bytes, self.snapshot_bytes // 4, self._snapshot_retry)
+    def _plan_snapshot(self, checked: int = 0) -> None:
+        """Set the log size of the next snapshot or compaction check (`checked`: the size just checked)."""
+        regular = max(self.snapshot_min_bytes, self.snapshot_bytes // 4, self._snapshot_retry)
+        self._snapshot_at = min(regular, max(checked + COMPACT_CHECK, self._snapshot_retry, self._compact_floor))
+
+    def _due(self, log_bytes: int) -> bool:
+        """At `_snapshot_at`: whether to snapshot now (the log is long, or compaction pays); else plan a check."""
+        if log_bytes >= max(self.snapshot_min_bytes, self.snapshot_bytes // 4, self._snapshot_retry):
+            return True
+        live = sum(entry.table.size_bytes for entry in self.db.tables.values())
+        if self.snapshot_bytes + log_bytes > COMPACT_RATIO * live and log_bytes >= self._snapshot_retry:
+            log.info("compacting the log: %d bytes of snapshot and log hold %d bytes of live data",
+                     self.snapshot_bytes + log_bytes, live)
+            return True
+        self._plan_snapshot(log_bytes)
+        return False
 
     # -- collecting a request's mutations --------------------------------------------------
     # Everything goes into the open batch (GroupCommit.batch), in order: item writes (table, key,
@@ -200,8 +221,9 @@ class Durability:
                     commits.batch += self._token_undo(raw)
             # A failed sync undoes this batch (and every one after the last good sync); `settled` then answers 500.
             ticket = commits.ticket()
-            if commits.writer.position - self._log_base >= self._snapshot_at and self._snapshot_task is None \
-                    and self._loop is not None:
+            log_bytes = commits.writer.position - self._log_base
+            if log_bytes >= self._snapshot_at and self._snapshot_task is None and self._loop is not None \
+                    and self._due(log_bytes):
                 self._snapshot_task = self._loop.create_task(self._background_snapshot())
             return status, body, ticket
         except Exception:  # not durable: no one sees the change, and the client is told so

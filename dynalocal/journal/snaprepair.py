@@ -16,7 +16,7 @@ import zlib
 from pathlib import Path
 
 from dynalocal.journal.repair import keep_original, replace_atomically
-from dynalocal.journal.snapshot import MAGIC, SnapshotError, load, snapshot_path, snapshots
+from dynalocal.journal.snapshot import CHUNKS, MAGIC, SnapshotError, load, plain_chunk, snapshot_path, snapshots
 from dynalocal.journal.streamlog import load_snapshot as load_streams
 from dynalocal.journal.wal import FRAME, frame, read_frames, segments
 from dynalocal.storage.database import Database
@@ -30,7 +30,7 @@ def _next_frame(data: bytes, start: int) -> int | None:
     """Offset of the first intact snapshot frame (table, chunk or end) after `start`, or None."""
     end = len(data)
     for pos in range(start + 1, end - FRAME.size):
-        if data[pos + FRAME.size] not in b"MCE":
+        if data[pos + FRAME.size] not in b"MCEZ":
             continue
         length, crc = FRAME.unpack_from(data, pos)
         if 0 < length <= end - pos - FRAME.size and zlib.crc32(data[pos + FRAME.size:pos + FRAME.size + length]) == crc:
@@ -54,7 +54,7 @@ def _salvage(data: bytes) -> tuple[list[bytes], int, int, list[str]]:
                 length = FRAME.unpack_from(data, offset)[0] if len(data) - offset >= FRAME.size else -1
                 kind = data[offset + FRAME.size:offset + FRAME.size + 1]
                 # One damaged chunk whose header still spans exactly to the next intact frame: same table after it.
-                known = known and kind == b"C" and offset + FRAME.size + length == stop
+                known = known and kind in CHUNKS and offset + FRAME.size + length == stop
                 dropped.append(f"{stop - offset} bytes at offset {offset} ({payload})")
                 pos = resume
                 break
@@ -62,10 +62,14 @@ def _salvage(data: bytes) -> tuple[list[bytes], int, int, list[str]]:
             if kind == b"M":
                 kept.append(payload)
                 tables, known = tables + 1, True
-            elif kind == b"C" and known and kept:
+            elif kind in CHUNKS and known and kept:
+                try:
+                    items += _COUNT.unpack_from(plain_chunk(payload), 5)[0]
+                except (SnapshotError, struct.error):
+                    dropped.append(f"{FRAME.size + len(payload)} bytes at offset {offset} (an undecodable chunk)")
+                    continue
                 kept.append(payload)
-                items += _COUNT.unpack_from(payload, 5)[0]
-            elif kind == b"C":
+            elif kind in CHUNKS:
                 dropped.append(f"{FRAME.size + len(payload)} bytes at offset {offset} (items of a table whose "
                                "frame was damaged)")
         else:

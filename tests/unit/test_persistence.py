@@ -151,6 +151,34 @@ def test_snapshot_round_trip_with_partitions_metadata_and_big_chunks(tmp_path, m
     assert restored.tables["alpha"].contributor_insights == {None: "ENABLED"}
 
 
+def test_snapshot_chunks_are_compressed_and_uncompressed_ones_still_load(tmp_path, monkeypatch):
+    """`write` compresses chunks ("Z" frames); a snapshot of plain "C" chunks (earlier versions) loads the same."""
+    db = Database()
+    entry = make_table(db, "alpha", 2)
+    for i in range(500):
+        entry.table.apply(Mutation(*record_for(entry, f"p{i % 7}", i, "payload" * 8)))
+    image = snap.Image()
+    list(image.capture(db, chunk=100))
+    compressed = snap.write(image, tmp_path, 1)
+    monkeypatch.setattr(snap.zlib, "compress", lambda raw, level: raw)  # what an earlier version wrote:
+    monkeypatch.setattr(snap, "_chunk_frames", _plain_chunk_frames(snap._chunk_frames))  # "C" frames
+    plain = snap.write(image, tmp_path, 2)
+    monkeypatch.undo()
+    assert compressed * 3 < plain
+    for generation in (1, 2):
+        restored = Database()
+        assert snap.load(snap.snapshot_path(tmp_path, generation), restored) == (1, 500)
+        assert state(restored) == state(db)
+
+
+def _plain_chunk_frames(chunk_frames):
+    """_chunk_frames as before compression: "C" payloads, framed."""
+    def plain(*args):
+        for framed in chunk_frames(*args):
+            yield wal.frame(framed[wal.FRAME.size + 1:])
+    return plain
+
+
 def test_truncated_snapshot_is_refused(tmp_path):
     db = Database()
     entry = make_table(db, "alpha")
