@@ -75,7 +75,8 @@ def main(argv: list[str] | None = None) -> None:
 
     logging.basicConfig(level=settings.log_level.upper(), format="%(asctime)s %(name)s %(levelname)s %(message)s")
     try:
-        server = build_server(settings)  # with CORS, authentication and isolation, compression
+        # with CORS, authentication and isolation, compression; the data directory loads once listening
+        server = build_server(settings, load_later=True)
     except ConfigError as err:
         raise SystemExit(f"dynalocal: {err}") from None
     try:
@@ -83,5 +84,7 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as err:  # e.g. the port is taken
         logging.getLogger("dynalocal").error("cannot listen on %s:%d: %s", settings.host, settings.port, err)
         raise SystemExit(3) from None
-    except StartupFailed:  # a start-up hook failed (logged): exit as uvicorn did when its lifespan failed
+    except StartupFailed as err:  # a start-up hook failed (logged): exit as uvicorn did when its lifespan failed
+        if isinstance(err.__cause__, ConfigError):  # the data directory (loaded once listening)
+            raise SystemExit(f"dynalocal: {err.__cause__}") from None
         raise SystemExit(3) from None
