@@ -2,7 +2,9 @@
 
 Start-up refuses both (see recovery.py). A damaged snapshot is rewritten with every intact
 table and chunk of items, in order, and a new end frame; the original is kept beside it as
-`snapshot-<n>.snap.damaged`. A chunk is only kept while the table it belongs to is known
+`snapshot-<n>.snap.damaged`. When the previous generation (its snapshot, or the log from its start,
+and every segment since) is still there, the damaged snapshot is only set aside: start-up then loads
+that generation and nothing is lost. A chunk is only kept while the table it belongs to is known
 (its table frame intact, and no damage since that could have hidden another table's frame),
 so no item is ever restored into the wrong table. Items in dropped chunks are lost unless the
 log after the snapshot rewrote them. A missing snapshot is replaced by an empty one, so the
@@ -88,6 +90,14 @@ def repair_snapshot(directory: Path) -> str | None:
         return None
     except (SnapshotError, ValueError, struct.error, UnicodeDecodeError) as err:
         problem = str(err)
+    older = snaps[-2] if len(snaps) > 1 else None
+    segs = segments(directory)
+    if segs and segs[0][0] <= (older[0] if older is not None else 0):  # the previous generation is whole
+        saved = keep_original(path)
+        path.unlink()
+        return (f"{path.name}: damaged ({problem}); set aside as {saved.name}: start-up loads "
+                f"{older[1].name if older is not None else 'the log from its start'} and the log since it instead "
+                "(nothing is lost)")
     data = path.read_bytes()
     kept, tables, items, dropped = _salvage(data)
     saved = keep_original(path)

@@ -208,6 +208,30 @@ def _fill(entry: TableEntry, parts: dict[int, tuple[list, list]]) -> None:
                 table.apply(Mutation(key, record, origin=RECOVERY))
 
 
+def verify(path: Path) -> int:
+    """Read a snapshot back frame by frame (checksums, chunks decompressed, end frame) without building
+    tables; return its item count. Raises SnapshotError."""
+    items = tables = 0
+    with open(path, "rb") as f:
+        if f.read(len(MAGIC)) != MAGIC:
+            raise SnapshotError(f"{path.name}: not a dynalocal snapshot")
+        while header := f.read(FRAME.size):
+            length, crc = FRAME.unpack(header) if len(header) == FRAME.size else (0, 0)
+            payload = f.read(length)
+            if length == 0 or len(payload) != length or zlib.crc32(payload) != crc:
+                raise SnapshotError(f"{path.name}: damaged frame at offset {f.tell() - len(payload) - len(header)}")
+            kind = payload[:1]
+            if kind in CHUNKS:
+                items += _U32.unpack_from(plain_chunk(payload), 1)[1]
+            elif kind == b"M":
+                tables += 1
+            elif kind == b"E" and _END.unpack_from(payload, 1) == (tables, items) and not f.read(1):
+                return items
+            else:
+                raise SnapshotError(f"{path.name}: unexpected frame or counts at offset {f.tell() - length}")
+    raise SnapshotError(f"{path.name}: incomplete (no end frame)")
+
+
 def load(path: Path, db: Database) -> tuple[int, int]:
     """Load a snapshot into an empty database; return (tables, items). Raises SnapshotError."""
     data = path.read_bytes()
