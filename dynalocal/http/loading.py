@@ -2,7 +2,7 @@
 checks see "loading" (HTTP 503) instead of a refused connection.
 
 `GET /_dynalocal/health` answers `{"status": "loading"}`; every other request a ServiceUnavailable 503,
-which botocore retries in every retry mode (like the other SDKs: 503 is a transient status), with
+which botocore retries in every retry mode (docs/behaviour/wire.md §6), with
 `retry-after: 1`. The gate is a `before` plug-in present only while loading: no cost afterwards.
 """
 from __future__ import annotations
