@@ -152,8 +152,10 @@ OPTIONS: tuple[Option, ...] = (
            "answered only once durable.", choices=("always", "batch", "none")),
     Option("sync_interval", "--sync-interval-ms", "`batch` mode: the longest a group of writes keeps gathering "
            "while more keep arriving.", form="ms"),
-    Option("snapshot_bytes", "--snapshot-mb", "Take a snapshot (and drop the log before it) once the log has grown "
-           "this many MiB, or a quarter of the last snapshot's size if larger (and at shutdown).", form="MiB"),
+    Option("snapshot_bytes", "--snapshot-mb", "Take a snapshot (and drop the generation before the previous one) "
+           "once the log has grown this many MiB, or a quarter of the last snapshot's size if larger (and at "
+           "shutdown); earlier when the log mostly holds deleted data (see [Durability](#durability)).",
+           form="MiB"),
     Option("allow_reset", "--no-reset", "Disable `POST /_dynalocal/reset` (it then answers 403).", form="not"),
     Option("admin_token", "--admin-token", "Require this token for the admin endpoints other than health and "
            "metrics; needed to use them at all on a non-loopback bind (see [Security](#security)).",

@@ -163,6 +163,12 @@ class InternalServerError(DynamoError):
     status = 500
 
 
+class ServiceUnavailable(DynamoError):
+    """The server cannot answer yet (its data directory is loading): HTTP 503, which every SDK retries."""
+
+    status = 503
+
+
 class RequestTimeoutException(DynamoError):
     """A request that was not received in time (HTTP 408)."""
 

@@ -5,6 +5,8 @@ It lives in cli/ because it joins the layers below it (http, seed, engine); noth
 """
 from __future__ import annotations
 
+from collections.abc import Callable
+
 from dynalocal.app import create_app
 from dynalocal.config import Settings
 from dynalocal.engine.backups.startup import resume_backups
@@ -19,24 +21,25 @@ class ConfigError(Exception):
 
 
 def build_server(settings: Settings | None = None, ctx: Context | None = None, *,
-                 bind: tuple[str, int] | None = None, plugins: bool = True) -> HttpServer:
+                 bind: tuple[str, int] | None = None, plugins: bool = True, load_later: bool = False) -> HttpServer:
     """An HttpServer, not yet started, serving `settings` (or `ctx`: a Context of the caller's, e.g. with a
     test clock, whose settings are used).
 
     With `data_dir` the journal is opened (recovering the directory) unless `ctx` has one; `init` seed
     files are parsed now and loaded at start. Listens on `bind` (host, port), by default the
     settings' host and port (port 0: a free one). `plugins`: authentication, isolation, CORS and
-    compression, as the command serves (off only to measure the HTTP layer without them).
+    compression, as the command serves (off only to measure the HTTP layer without them). `load_later`:
+    the data directory is recovered once the server listens (it answers "loading" meanwhile: the command's
+    way), and a ConfigError then stops it (StartupFailed, caused by the ConfigError).
     """
     if ctx is None:
         ctx = Context(settings=Settings() if settings is None else settings)
     settings = ctx.settings
+    load = None
     if settings.data_dir is not None and ctx.journal is None:
-        try:
-            Durability.open(ctx)
-        except STARTUP_ERRORS as err:
-            raise ConfigError(f"cannot use --data-dir {settings.data_dir}: {err}") from err
-        resume_backups(ctx)
+        load = _loader(ctx)
+        if not load_later:
+            load()
     if settings.init:
         # seed files (and PyYAML) load only with --init
         from dynalocal.seed.loader import seed_hook
@@ -50,4 +53,19 @@ def build_server(settings: Settings | None = None, ctx: Context | None = None, *
     server = HttpServer(create_app(ctx), host, port)
     if plugins:
         install(server)
+    if load_later:
+        server.load = load
     return server
+
+
+def _loader(ctx: Context) -> Callable[[], None]:
+    """Recover the data directory into ctx (a ConfigError naming the option if it cannot be used)."""
+
+    def load() -> None:
+        try:
+            Durability.open(ctx)
+        except STARTUP_ERRORS as err:
+            raise ConfigError(f"cannot use --data-dir {ctx.settings.data_dir}: {err}") from err
+        resume_backups(ctx)  # the backup catalogue and PITR histories kept beside the log
+
+    return load

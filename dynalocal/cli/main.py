@@ -79,7 +79,8 @@ def main(argv: list[str] | None = None) -> None:
     if ignored:
         logging.getLogger("dynalocal").info("ignored DynamoDB Local's Java arguments: %s", " ".join(ignored))
     try:
-        server = build_server(settings)  # with CORS, authentication and isolation, compression
+        # with CORS, authentication and isolation, compression; the data directory loads once listening
+        server = build_server(settings, load_later=True)
     except ConfigError as err:
         raise SystemExit(f"dynalocal: {err}") from None
     collector.install()  # long-lived data out of cycle collections: no 100 ms pauses on big tables
@@ -88,5 +89,7 @@ def main(argv: list[str] | None = None) -> None:
     except OSError as err:  # e.g. the port is taken
         logging.getLogger("dynalocal").error("cannot listen on %s:%d: %s", settings.host, settings.port, err)
         raise SystemExit(3) from None
-    except StartupFailed:  # a start-up hook failed (logged): exit as uvicorn did when its lifespan failed
+    except StartupFailed as err:  # a start-up hook failed (logged): exit as uvicorn did when its lifespan failed
+        if isinstance(err.__cause__, ConfigError):  # the data directory (loaded once listening)
+            raise SystemExit(f"dynalocal: {err.__cause__}") from None
         raise SystemExit(3) from None

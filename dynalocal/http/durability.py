@@ -13,7 +13,11 @@ for them. Snapshots are taken at clean shutdown and when the log
 since the last one exceeds max(--snapshot-mb, a quarter of that snapshot's size): replaying
 a log is about four times slower per byte than loading a snapshot, so this bounds start-up
 to about twice the snapshot's load time while a large table is rewritten at most once per
-quarter of its size in new log.
+quarter of its size in new log. Between those, once the log holds 1/16 of --snapshot-mb, it is
+*compacted* (a snapshot taken early) when the snapshots and log on disk (the previous generation,
+kept as a fallback, included: journal.recovery) exceed four times the live
+data's DynamoDB size: then deletes and overwrites dominate, and a new snapshot (at most about twice
+the logical size) gives the disk back (README, Durability).
 """
 from __future__ import annotations
 
@@ -35,9 +39,9 @@ from dynalocal.engine.reset import drop_all
 from dynalocal.engine.transactions import TOKEN_LIFETIME
 from dynalocal.errors import InternalServerError, error_body
 from dynalocal.journal.groupcommit import GroupCommit, Ticket
-from dynalocal.journal.recovery import Recovery, RecoveryError, recover
+from dynalocal.journal.recovery import Recovery, RecoveryError, kept_bytes, previous_generation, recover
 from dynalocal.journal.rollback import Undo, table_undo, token_undo, undo
-from dynalocal.journal.snapshot import Image, SnapshotError, snapshots, write
+from dynalocal.journal.snapshot import Image, SnapshotError, snapshot_path, snapshots, verify, write
 from dynalocal.journal.streamlog import remove_older as remove_older_streams
 from dynalocal.journal.streamlog import write_snapshot as write_streams
 from dynalocal.journal.tablemeta import encode_meta
@@ -57,6 +61,9 @@ except ImportError:  # pragma: no cover - Windows
 log = logging.getLogger("dynalocal.durability")
 
 CONTROL, TOKEN, DATA = "control", "token", "data"
+COMPACT_RATIO = 4  # compact once snapshot + log exceed this many times the live data's logical size
+COMPACT_FLOOR = 256 * 1024  # ... and the log since the snapshot has at least this many bytes (or 1/16 of --snapshot-mb)
+COMPACT_CHECK = 64 * 1024  # bytes of log between two checks (a sum over the tables' partitions)
 
 
 def _kind_of(target: str) -> str:
@@ -83,7 +90,10 @@ class Durability:
         self.snapshot_min_bytes = settings.snapshot_bytes
         self.snapshot_bytes = recovery.snapshot_bytes
         self._log_base = -recovery.replayed_bytes  # log position at the newest snapshot (see `log_bytes`)
-        self._snapshot_at = 0  # log_bytes at which to snapshot next
+        self._snapshot_at = 0  # log_bytes at which to snapshot next, or to check whether to compact (`_due`)
+        self._compact_floor = max(COMPACT_FLOOR, self.snapshot_min_bytes // 16)
+        # the previous generation's snapshot and log, kept as a fallback (journal.recovery)
+        self._kept_bytes = kept_bytes(directory, recovery.snapshot) if recovery.snapshot is not None else 0
         self._open = False  # a request is running (between `begin` and `seal`)
         self._start = 0  # where its entries begin in the open batch
         self._began = 0.0  # when the open request began (monotonic), to tell the idempotency token it recorded
@@ -126,8 +136,24 @@ class Durability:
         """Bytes of log written since the newest snapshot."""
         return self.commits.writer.position - self._log_base
 
-    def _plan_snapshot(self) -> None:
-        self._snapshot_at = max(self.snapshot_min_bytes, self.snapshot_bytes // 4, self._snapshot_retry)
+    def _plan_snapshot(self, checked: int = 0) -> None:
+        """Set the log size of the next snapshot or compaction check (`checked`: the size just checked)."""
+        regular = max(self.snapshot_min_bytes, self.snapshot_bytes // 4, self._snapshot_retry)
+        # A large fallback generation (kept after a compaction) is itself reason to compact again soon.
+        floor = self._compact_floor if self._kept_bytes <= self._compact_floor else 0
+        self._snapshot_at = min(regular, max(checked + COMPACT_CHECK, self._snapshot_retry, floor))
+
+    def _due(self, log_bytes: int) -> bool:
+        """At `_snapshot_at`: whether to snapshot now (the log is long, or compaction pays); else plan a check."""
+        if log_bytes >= max(self.snapshot_min_bytes, self.snapshot_bytes // 4, self._snapshot_retry):
+            return True
+        live = sum(entry.table.size_bytes for entry in self.db.tables.values())
+        disk = self._kept_bytes + self.snapshot_bytes + log_bytes
+        if disk > COMPACT_RATIO * live and log_bytes >= self._snapshot_retry:
+            log.info("compacting the log: %d bytes of snapshots and log hold %d bytes of live data", disk, live)
+            return True
+        self._plan_snapshot(log_bytes)
+        return False
 
     # -- collecting a request's mutations --------------------------------------------------
     # Everything goes into the open batch (GroupCommit.batch), in order: item writes (table, key,
@@ -207,8 +233,9 @@ class Durability:
                     commits.batch += self._token_undo(raw)
             # A failed sync undoes this batch (and every one after the last good sync); `settled` then answers 500.
             ticket = commits.ticket()
-            if commits.writer.position - self._log_base >= self._snapshot_at and self._snapshot_task is None \
-                    and self._loop is not None:
+            log_bytes = commits.writer.position - self._log_base
+            if log_bytes >= self._snapshot_at and self._snapshot_task is None and self._loop is not None \
+                    and self._due(log_bytes):
                 self._snapshot_task = self._loop.create_task(self._background_snapshot())
             return status, body, ticket
         except Exception:  # not durable: no one sees the change, and the client is told so
@@ -343,8 +370,9 @@ class Durability:
             self._snapshot_task = None
             self._plan_snapshot()
 
-    async def snapshot(self) -> None:
-        """Write a snapshot (between requests, a chunk at a time) and truncate the log before it."""
+    async def snapshot(self, fallback: bool = True) -> None:
+        """Write a snapshot (between requests, a chunk at a time), read it back, and delete what is older than
+        the previous generation (`fallback` False: everything older: a reset)."""
         async with self._snapshot_lock:
             generation = self.commits.writer.generation + 1
             self.commits.rotate(generation)
@@ -357,15 +385,23 @@ class Durability:
             loop = asyncio.get_running_loop()
             # Streams first: a snapshot file without its stream file must not supersede the log.
             await loop.run_in_executor(None, write_streams, streams, self.directory, generation)
-            self.snapshot_bytes = await loop.run_in_executor(None, write, image, self.directory, generation)
+            size = await loop.run_in_executor(None, write, image, self.directory, generation)
+            try:  # read back before anything older goes
+                await loop.run_in_executor(None, verify, snapshot_path(self.directory, generation))
+            except SnapshotError:
+                snapshot_path(self.directory, generation).unlink(missing_ok=True)  # the older generation stands
+                raise
+            self.snapshot_bytes = size
             if tokens is not None:  # durable before the segments that held them go
                 await self._durable(tokens)
                 if tokens.error is not None:
                     raise tokens.error
-            remove_older_streams(self.directory, generation)
+            keep = previous_generation(self.directory, generation) if fallback else generation
+            remove_older_streams(self.directory, keep)
             for old, path in snapshots(self.directory) + segments(self.directory):
-                if old < generation:
+                if old < keep:
                     path.unlink(missing_ok=True)
+            self._kept_bytes = kept_bytes(self.directory, generation)
             log.info("snapshot %d: %d tables, %d items, %d bytes", generation, len(image.tables), image.items,
                      self.snapshot_bytes)
 
@@ -378,7 +414,7 @@ class Durability:
         status, _ = await self.commit(None, b"", 200, b"")
         if status != 200:
             raise OSError("the reset could not be made durable; nothing was dropped")
-        await self.snapshot()
+        await self.snapshot(fallback=False)
         return dropped
 
     async def close(self) -> None:

@@ -5,6 +5,9 @@ SIGINT (or `stop()` from another thread): it then stops accepting, lets every co
 finish the requests it has received (answers say `connection: close`; idle connections close
 at once), waits up to `shutdown_timeout` for them, and finally stops the TTL sweeper and
 closes the journal (final snapshot, log synced and closed). A second signal skips the wait.
+With `load` set (the command with --data-dir), the port is opened first and `load` (recovery) runs
+in a thread while `http.loading` answers every request with 503 "loading"; the start-up hooks
+follow it.
 """
 from __future__ import annotations
 
@@ -12,10 +15,12 @@ import asyncio
 import logging
 import signal
 import threading
+from collections.abc import Callable
 
 from dynalocal.http.app import DynamoApp
 from dynalocal.http.exchange import Hooks
 from dynalocal.http.hosts import HostPolicy
+from dynalocal.http.loading import loading_gate
 from dynalocal.http.messages import DefaultHeaders
 from dynalocal.http.protocol import HttpProtocol
 
@@ -64,6 +69,8 @@ class HttpServer:
         self._all_closed: asyncio.Event | None = None
         self._forced = False
         self._ticker: asyncio.TimerHandle | None = None
+        self.load: Callable[[], None] | None = None  # run in a thread once listening (see the module docstring)
+        self.loading = False
 
     def run(self, *, signals: bool = True) -> None:
         """Serve until stopped; install SIGTERM/SIGINT handlers when `signals` (main thread only)."""
@@ -79,19 +86,21 @@ class HttpServer:
         self._stop = asyncio.Event()
         self._all_closed = asyncio.Event()
         self._all_closed.set()
-        try:
-            await self.app.startup()  # seed data and the TTL sweeper, before the first request
-        except Exception as err:
-            self.error = err
-            self.started.set()
-            await self.app.shutdown()
-            raise StartupFailed(str(err)) from err
+        if self.load is None:
+            try:
+                await self.app.startup()  # seed data and the TTL sweeper, before the first request
+            except Exception as err:
+                self.error = err
+                self.started.set()
+                await self.app.shutdown()
+                raise StartupFailed(str(err)) from err
         try:
             listener = await loop.create_server(lambda: HttpProtocol(self, loop), self.host, self.port, backlog=2048)
         except BaseException as err:
             self.error = err
             self.started.set()
-            await self.app.shutdown()
+            if self.load is None:
+                await self.app.shutdown()
             raise
         sockets = listener.sockets or ()
         if sockets and self.port == 0:
@@ -103,6 +112,8 @@ class HttpServer:
         log.info("dynalocal serving on http://%s:%d (CTRL+C to quit)", self.host, self.port)
         self.started.set()
         try:
+            if self.load is not None:
+                await self._load(self.load)
             await self._stop.wait()
         finally:
             listener.close()
@@ -113,6 +124,21 @@ class HttpServer:
                 for sig in (signal.SIGTERM, signal.SIGINT):
                     loop.remove_signal_handler(sig)
         log.info("dynalocal stopped")
+
+    async def _load(self, load: Callable[[], None]) -> None:
+        """Run `load` in a thread, answering "loading" meanwhile, then the start-up hooks. On failure the
+        gate stays (nothing is served) and StartupFailed is raised, caused by the loader's error."""
+        self.loading = True
+        self.hooks.before.insert(0, loading_gate)
+        try:
+            await asyncio.get_running_loop().run_in_executor(None, load)
+            await self.app.startup()
+        except Exception as err:
+            self.error = err
+            raise StartupFailed(str(err)) from err
+        self.hooks.before.remove(loading_gate)
+        self.loading = False
+        log.info("dynalocal ready")
 
     def stop(self) -> None:
         """Begin a graceful stop (safe from any thread)."""

@@ -6,6 +6,11 @@ everything before it is kept. Damage anywhere else (intact records after it, or 
 segment that is not the last) is not a crash's doing: recovery refuses to start, naming the
 file and offset, and changes nothing; `dynalocal repair` salvages what is intact. Secondary
 indexes are not persisted: they are rebuilt from the recovered items.
+
+Two generations are kept: the newest snapshot and the one before it, with every log segment since
+that one (`previous_generation`; before a second snapshot, the log from segment 0 stands for it). A
+newest snapshot that is damaged (or unreadable) is set aside as `.damaged` with a warning, and the
+previous snapshot plus all the log since it is loaded instead: nothing acknowledged is lost.
 """
 from __future__ import annotations
 
@@ -16,7 +21,7 @@ import time
 from dataclasses import dataclass, field
 from pathlib import Path
 
-from dynalocal.journal.snapshot import load, snapshot_path, snapshots
+from dynalocal.journal.snapshot import SnapshotError, load, snapshot_path, snapshots
 from dynalocal.journal.streamlog import load_snapshot as load_streams
 from dynalocal.journal.streamlog import remove_older as remove_older_streams
 from dynalocal.journal.tablemeta import rebuild_indexes, restore_meta
@@ -68,6 +73,40 @@ class BaseMissing(RecoveryError):
             f"changed. Put {missing} back, or run `dynalocal repair --data-dir {directory}` to start from the log "
             "alone (the data in the missing snapshot is lost).")
         self.missing = missing
+
+
+def previous_generation(directory: Path, generation: int) -> int:
+    """The generation kept as a fallback beside snapshot `generation`: the newest older snapshot's, else 0
+    (the log from its start)."""
+    older = [g for g, _ in snapshots(directory) if g < generation]
+    return older[-1] if older else 0
+
+
+def kept_bytes(directory: Path, generation: int) -> int:
+    """Bytes of snapshots and log segments older than `generation` (the fallback generation kept)."""
+    return sum(path.stat().st_size for g, path in snapshots(directory) + segments(directory) if g < generation)
+
+
+def _fallback(directory: Path, db: Database, snaps: list[tuple[int, Path]], err: Exception,
+              problems: list[str]) -> int | None:
+    """The newest snapshot could not be loaded: set it aside and load the previous generation's (None: the
+    log from 0); raise if there is nothing to fall back to."""
+    _, path = snaps.pop()
+    base = snaps[-1][0] if snaps else None
+    first = segments(directory)[:1]
+    if not first or first[0][0] > (base if base is not None else 0):
+        raise err  # the log since the previous generation is gone: `dynalocal repair` salvages the snapshot
+    for name in list(db.tables):  # whatever the damaged snapshot had loaded
+        db.drop(name)
+    damaged = path.with_name(path.name + ".damaged")
+    path.rename(damaged)
+    message = (f"{path.name} is damaged ({err}): set aside as {damaged.name}; loaded "
+               f"{snaps[-1][1].name if snaps else 'the log from its start'} and the log since it instead")
+    log.warning(message)
+    problems.append(message)
+    if base is not None:
+        load(snaps[-1][1], db)
+    return base
 
 
 def check_base(directory: Path, base: int | None, segs: list[tuple[int, Path]]) -> list[tuple[int, Path]]:
@@ -203,9 +242,13 @@ def _recover(directory: Path, db: Database) -> Recovery:
     base = snaps[-1][0] if snaps else None
     result = Recovery(next_generation=0)
     if base is not None:
-        result.snapshot, path = base, snaps[-1][1]
-        result.snapshot_bytes = path.stat().st_size
-        _, result.snapshot_items = load(path, db)
+        try:
+            _, result.snapshot_items = load(snaps[-1][1], db)
+        except (SnapshotError, ValueError, UnicodeDecodeError) as err:
+            base = _fallback(directory, db, snaps, err, result.problems)
+    if base is not None:
+        result.snapshot = base
+        result.snapshot_bytes = snaps[-1][1].stat().st_size
         load_streams(directory, base, db.streams)
     segs = [(g, p) for g, p in segments(directory) if base is None or g >= base]
     segs = check_base(directory, base, segs)
@@ -240,13 +283,14 @@ def _recover(directory: Path, db: Database) -> Recovery:
     result.lost = sum(n for name, n in replayer.orphans.items() if name not in replayer.dropped)
     result.skipped = replayer.skipped - result.lost
     result.tokens = replayer.tokens
-    for _generation, path in snaps[:-1] + [s for s in segments(directory) if base is not None and s[0] < base]:
-        path.unlink()  # superseded by the newest snapshot
+    keep = previous_generation(directory, base) if base is not None else 0
+    for _generation, path in [s for s in snaps + segments(directory) if s[0] < keep]:
+        path.unlink()  # superseded by the newest snapshot and the fallback generation before it
     for entry in db.tables.values():
         rebuild_indexes(entry)
     db.streams.resume({name: entry.table for name, entry in db.tables.items()})
     if base is not None:
-        remove_older_streams(directory, base)
+        remove_older_streams(directory, keep)
     # An empty last segment is written on (not one after it): generations stay gapless, so a log
     # that does not start at its snapshot's generation (or at 0) is known to have lost its base.
     if not segs:

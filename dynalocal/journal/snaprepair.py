@@ -2,7 +2,9 @@
 
 Start-up refuses both (see recovery.py). A damaged snapshot is rewritten with every intact
 table and chunk of items, in order, and a new end frame; the original is kept beside it as
-`snapshot-<n>.snap.damaged`. A chunk is only kept while the table it belongs to is known
+`snapshot-<n>.snap.damaged`. When the previous generation (its snapshot, or the log from its start,
+and every segment since) is still there, the damaged snapshot is only set aside: start-up then loads
+that generation and nothing is lost. A chunk is only kept while the table it belongs to is known
 (its table frame intact, and no damage since that could have hidden another table's frame),
 so no item is ever restored into the wrong table. Items in dropped chunks are lost unless the
 log after the snapshot rewrote them. A missing snapshot is replaced by an empty one, so the
@@ -16,7 +18,7 @@ import zlib
 from pathlib import Path
 
 from dynalocal.journal.repair import keep_original, replace_atomically
-from dynalocal.journal.snapshot import MAGIC, SnapshotError, load, snapshot_path, snapshots
+from dynalocal.journal.snapshot import CHUNKS, MAGIC, SnapshotError, load, plain_chunk, snapshot_path, snapshots
 from dynalocal.journal.streamlog import load_snapshot as load_streams
 from dynalocal.journal.wal import FRAME, frame, read_frames, segments
 from dynalocal.storage.database import Database
@@ -30,7 +32,7 @@ def _next_frame(data: bytes, start: int) -> int | None:
     """Offset of the first intact snapshot frame (table, chunk or end) after `start`, or None."""
     end = len(data)
     for pos in range(start + 1, end - FRAME.size):
-        if data[pos + FRAME.size] not in b"MCE":
+        if data[pos + FRAME.size] not in b"MCEZ":
             continue
         length, crc = FRAME.unpack_from(data, pos)
         if 0 < length <= end - pos - FRAME.size and zlib.crc32(data[pos + FRAME.size:pos + FRAME.size + length]) == crc:
@@ -54,7 +56,7 @@ def _salvage(data: bytes) -> tuple[list[bytes], int, int, list[str]]:
                 length = FRAME.unpack_from(data, offset)[0] if len(data) - offset >= FRAME.size else -1
                 kind = data[offset + FRAME.size:offset + FRAME.size + 1]
                 # One damaged chunk whose header still spans exactly to the next intact frame: same table after it.
-                known = known and kind == b"C" and offset + FRAME.size + length == stop
+                known = known and kind in CHUNKS and offset + FRAME.size + length == stop
                 dropped.append(f"{stop - offset} bytes at offset {offset} ({payload})")
                 pos = resume
                 break
@@ -62,10 +64,14 @@ def _salvage(data: bytes) -> tuple[list[bytes], int, int, list[str]]:
             if kind == b"M":
                 kept.append(payload)
                 tables, known = tables + 1, True
-            elif kind == b"C" and known and kept:
+            elif kind in CHUNKS and known and kept:
+                try:
+                    items += _COUNT.unpack_from(plain_chunk(payload), 5)[0]
+                except (SnapshotError, struct.error):
+                    dropped.append(f"{FRAME.size + len(payload)} bytes at offset {offset} (an undecodable chunk)")
+                    continue
                 kept.append(payload)
-                items += _COUNT.unpack_from(payload, 5)[0]
-            elif kind == b"C":
+            elif kind in CHUNKS:
                 dropped.append(f"{FRAME.size + len(payload)} bytes at offset {offset} (items of a table whose "
                                "frame was damaged)")
         else:
@@ -84,6 +90,14 @@ def repair_snapshot(directory: Path) -> str | None:
         return None
     except (SnapshotError, ValueError, struct.error, UnicodeDecodeError) as err:
         problem = str(err)
+    older = snaps[-2] if len(snaps) > 1 else None
+    segs = segments(directory)
+    if segs and segs[0][0] <= (older[0] if older is not None else 0):  # the previous generation is whole
+        saved = keep_original(path)
+        path.unlink()
+        return (f"{path.name}: damaged ({problem}); set aside as {saved.name}: start-up loads "
+                f"{older[1].name if older is not None else 'the log from its start'} and the log since it instead "
+                "(nothing is lost)")
     data = path.read_bytes()
     kept, tables, items, dropped = _salvage(data)
     saved = keep_original(path)

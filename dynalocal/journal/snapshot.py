@@ -9,7 +9,13 @@ the exact state. File layout: a magic header, then frames (storage.wal framing) 
     b"M" name-length(u16) name meta-JSON            a table (its partitions follow)
     b"C" partition(u32) count(u32) key-offsets(u32 x count+1) value-offsets(u32 x count+1)
          sizes(u32 x count) keys values             a chunk of one partition's items, sorted
+    b"Z" zlib(a b"C" payload)                       the same, compressed (what `write` writes)
     b"E" tables(u32) items(u64)                     the end; a file without it is invalid
+
+Chunks are compressed with zlib level 1 (stdlib, ~100 MB/s, in the writer's thread): uncompressed,
+a chunk spends beside the items' DynamoDB size the wire JSON's syntax (braces, quotes, type tags),
+the encoded key (token, length, the key values again) and 12 bytes of offsets per item, 1.5x the
+logical size for items of ~140 bytes and more for smaller ones. Files with "C" chunks still load.
 
 The file is written to a temporary name, synced and renamed, so a snapshot file that
 exists is complete.
@@ -20,6 +26,7 @@ import os
 import re
 import struct
 import sys
+import zlib
 from array import array
 from collections.abc import Generator, Iterable, Iterator
 from dataclasses import dataclass, field
@@ -34,6 +41,8 @@ from dynalocal.storage.mutation import RECOVERY, Mutation
 MAGIC = b"DLSNAP\x00\x01"
 CHUNK_ITEMS = 8192
 CHUNK_BYTES = 8 * 1024 * 1024  # a chunk frame is split until its item bytes fit
+LEVEL = 1  # zlib's fastest: most of the gain of the higher levels at a fraction of their time
+CHUNKS = (b"C", b"Z")
 _SNAPSHOT = re.compile(r"snapshot-(\d{8})\.snap")
 _U16, _U32, _END = struct.Struct("<H"), struct.Struct("<II"), struct.Struct("<IQ")
 _BIG_ENDIAN = sys.byteorder == "big"
@@ -119,8 +128,9 @@ def _chunk_frames(index: int, keys: list[bytes], records: list[tuple[bytes, int]
         yield from _chunk_frames(index, keys[:half], records[:half])
         yield from _chunk_frames(index, keys[half:], records[half:])
         return
-    yield frame(b"".join((b"C", _U32.pack(index, len(keys)), _u32_array(accumulate(map(len, keys), initial=0)),
-                          _u32_array(blob_offsets), _u32_array(sizes), b"".join(keys), b"".join(blobs))))
+    raw = b"".join((b"C", _U32.pack(index, len(keys)), _u32_array(accumulate(map(len, keys), initial=0)),
+                    _u32_array(blob_offsets), _u32_array(sizes), b"".join(keys), b"".join(blobs)))
+    yield frame(b"Z" + zlib.compress(raw, LEVEL))
 
 
 def write(image: Image, directory: Path, generation: int) -> int:
@@ -157,7 +167,20 @@ def _u32_list(data: bytes, start: int, count: int) -> tuple[array, int]:
     return out, end
 
 
+def plain_chunk(payload: bytes) -> bytes:
+    """A chunk frame's payload as a b"C" payload (decompressing a b"Z" one). Raises SnapshotError."""
+    if payload[:1] == b"Z":
+        try:
+            payload = zlib.decompress(payload[1:])
+        except zlib.error as err:
+            raise SnapshotError(f"undecodable compressed chunk: {err}") from None
+        if payload[:1] != b"C":
+            raise SnapshotError("compressed chunk holds no chunk")
+    return payload
+
+
 def _decode_chunk(payload: bytes) -> tuple[int, list[bytes], list[tuple[bytes, int]]]:
+    payload = plain_chunk(payload)
     index, count = _U32.unpack_from(payload, 1)
     key_offsets, pos = _u32_list(payload, 1 + _U32.size, count + 1)
     blob_offsets, pos = _u32_list(payload, pos, count + 1)
@@ -185,6 +208,30 @@ def _fill(entry: TableEntry, parts: dict[int, tuple[list, list]]) -> None:
                 table.apply(Mutation(key, record, origin=RECOVERY))
 
 
+def verify(path: Path) -> int:
+    """Read a snapshot back frame by frame (checksums, chunks decompressed, end frame) without building
+    tables; return its item count. Raises SnapshotError."""
+    items = tables = 0
+    with open(path, "rb") as f:
+        if f.read(len(MAGIC)) != MAGIC:
+            raise SnapshotError(f"{path.name}: not a dynalocal snapshot")
+        while header := f.read(FRAME.size):
+            length, crc = FRAME.unpack(header) if len(header) == FRAME.size else (0, 0)
+            payload = f.read(length)
+            if length == 0 or len(payload) != length or zlib.crc32(payload) != crc:
+                raise SnapshotError(f"{path.name}: damaged frame at offset {f.tell() - len(payload) - len(header)}")
+            kind = payload[:1]
+            if kind in CHUNKS:
+                items += _U32.unpack_from(plain_chunk(payload), 1)[1]
+            elif kind == b"M":
+                tables += 1
+            elif kind == b"E" and _END.unpack_from(payload, 1) == (tables, items) and not f.read(1):
+                return items
+            else:
+                raise SnapshotError(f"{path.name}: unexpected frame or counts at offset {f.tell() - length}")
+    raise SnapshotError(f"{path.name}: incomplete (no end frame)")
+
+
 def load(path: Path, db: Database) -> tuple[int, int]:
     """Load a snapshot into an empty database; return (tables, items). Raises SnapshotError."""
     data = path.read_bytes()
@@ -205,7 +252,7 @@ def load(path: Path, db: Database) -> tuple[int, int]:
             (length,) = _U16.unpack_from(payload, 1)
             name = payload[3:3 + length].decode()
             entry = restore_meta(db, name, payload[3 + length:])
-        elif kind == b"C" and entry is not None:
+        elif kind in CHUNKS and entry is not None:
             index, keys, records = _decode_chunk(payload)
             if keys:
                 collected = parts.setdefault(index, ([], []))

@@ -29,6 +29,7 @@ CHUNK = 256  # keys per C-level step of an ordered read
 LOAD = 512  # leaf length: split above 2 * LOAD, merged with a neighbour below LOAD // 2
 FRESH_SCAN = 32  # fresh keys a delete may scan for its key; more are placed first
 FRESH_MAX = 4096  # fresh keys placed at once at most: bounds the pause of one write (a rebuild of <= 8k keys)
+SHRINK_MIN = 4096  # a dict that held fewer keys is never copied smaller (see `delete`)
 
 _size = itemgetter(1)
 
@@ -37,7 +38,7 @@ class Partition:
     """Items of one token range, in encoded-key order."""
 
     # `get` is the dict's own C-level lookup, bound once: the hottest call of all.
-    __slots__ = ("lo", "hi", "_map", "_keys", "_recs", "_maxes", "_fresh", "size_bytes", "get")
+    __slots__ = ("lo", "hi", "_map", "_keys", "_recs", "_maxes", "_fresh", "_high", "size_bytes", "get")
 
     def __init__(self, lo: int, hi: int) -> None:
         self.lo = lo
@@ -47,6 +48,7 @@ class Partition:
         self._recs: list[list[Record]] = []  # each leaf's records, parallel to its keys
         self._maxes: list[bytes] = []  # each leaf's last key
         self._fresh: list[bytes] = []  # keys in the dict but not yet in the leaves, in arrival order
+        self._high = 0  # the most keys a delete has seen in the dict since it was last compacted
         self.size_bytes = 0
         self.get = self._map.get  # (key) -> Record | None
 
@@ -77,10 +79,16 @@ class Partition:
     def delete(self, key: bytes) -> Record | None:
         if len(self._fresh) > FRESH_SCAN:
             self._settle()  # so that a key not in the leaves is found by a short scan below
-        old = self._map.pop(key, None)
+        items = self._map
+        old = items.pop(key, None)
         if old is None:
             return None
         self.size_bytes -= old[1]
+        count = len(items)
+        if count > self._high:
+            self._high = count
+        elif count < self._high >> 2 and self._high > SHRINK_MIN:
+            self._compact()
         maxes, keys, recs = self._maxes, self._keys, self._recs
         li = bisect_left(maxes, key)
         leaf = keys[li] if li < len(maxes) else None
@@ -97,6 +105,14 @@ class Partition:
             if len(leaf) < LOAD // 2 and len(keys) > 1:
                 self._merge(li if li + 1 < len(keys) else li - 1)
         return old
+
+    def _compact(self) -> None:
+        """Copy the dict into one sized for what it holds now: a dict never shrinks by itself, so after
+        mass deletes its table (and its deleted slots) would stay at the size of the largest it was.
+        Copies happen at each quartering of the count: O(1) amortised per delete."""
+        self._map = dict(self._map)
+        self.get = self._map.get
+        self._high = len(self._map)
 
     def _settle(self) -> None:
         """Place the fresh keys in the leaves: one by one when few, else by rebuilding them all."""

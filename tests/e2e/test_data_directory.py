@@ -43,6 +43,7 @@ def test_a_deleted_snapshot_stops_start_up_naming_it(tmp_path):
         server.kill()
         (snapshot,) = data.glob("snapshot-*.snap")
         snapshot.unlink()
+        (data / "wal-00000000.log").unlink()  # the fallback generation (the log before it) gone too
         before = {p.name: p.read_bytes() for p in data.iterdir()}
         with pytest.raises(RuntimeError) as refused:
             server.start()
@@ -167,6 +168,7 @@ def test_repair_salvages_a_snapshot_with_a_flipped_bit_and_keeps_the_original(tm
         put(server.client(), range(5), "other")
         assert server.stop() in (0, -15)
         (snap,) = data.glob("snapshot-*.snap")
+        (data / "wal-00000000.log").unlink()  # no fallback generation (the log before it) to start from
         raw = bytearray(snap.read_bytes())
         raw[len(raw) // 2] ^= 0x04
         snap.write_bytes(bytes(raw))
@@ -200,6 +202,7 @@ def test_repair_stands_in_for_a_missing_snapshot_and_says_what_is_lost(tmp_path)
         server.kill()
         (snap,) = data.glob("snapshot-*.snap")
         snap.unlink()
+        (data / "wal-00000000.log").unlink()  # the fallback generation (the log before it) gone too
         done = repair(data)
         assert done.returncode == 0 and f"{snap.name} was missing: wrote an empty one" in done.stdout
         server.start()
@@ -239,3 +242,26 @@ def test_an_empty_log_without_a_snapshot_is_not_taken_for_a_lost_base(tmp_path):
         server.kill()
         server.start()
         assert server.client().list_tables()["TableNames"] == ["items"]
+
+
+def test_a_flipped_bit_in_the_newest_snapshot_falls_back_to_the_previous_one_and_the_log_since(tmp_path):
+    """Two generations are kept: the newest snapshot damaged, start-up loads the one before it and replays
+    every log segment since, with a warning, and sets the damaged file aside. Nothing is lost."""
+    data = tmp_path / "data"
+    server = ServerProcess(data, log_path=tmp_path / "server.log")
+    with server:
+        create_table(server.client())
+        put(server.client(), range(20))
+        assert server.stop() in (0, -15)
+        server.start()
+        put(server.client(), range(20, 30))
+        assert server.stop() in (0, -15)
+        older, newest = sorted(data.glob("snapshot-*.snap"))
+        raw = bytearray(newest.read_bytes())
+        raw[len(raw) // 2] ^= 0x04
+        newest.write_bytes(bytes(raw))
+        server.start()
+        assert {i["pk"]["S"] for i in scan_all(server.client(), "items")} == {f"k{i:04d}" for i in range(30)}
+        started = server.log().split("=== start")[-1]
+        assert f"{newest.name} is damaged" in started and f"loaded {older.name} and the log since it" in started
+        assert (data / (newest.name + ".damaged")).read_bytes() == bytes(raw)

@@ -119,3 +119,21 @@ def test_leaves_split_and_merge_and_reads_cross_them():
             [model[k] for k in want[4:13]]
     finally:
         partition_module.LOAD = saved
+
+
+def test_mass_deletes_compact_the_dict() -> None:
+    """After most keys are deleted the dict is copied smaller (a dict never shrinks by itself); reads,
+    writes and order are unchanged by the copy."""
+    part = Partition(0, 2**64)
+    keys = [i.to_bytes(8, "big") for i in range(20_000)]
+    for key in keys:
+        part.put(key, (key, 1))
+    first = part._map
+    for key in keys[:19_000]:
+        part.delete(key)
+    assert part._map is not first and part.get is not first.get
+    assert len(part) == 1000 and part.get(keys[-1]) == (keys[-1], 1) and part.get(keys[0]) is None
+    assert list(part.range(None, None)) == keys[19_000:]
+    check_leaves(part)
+    part.put(keys[0], (b"x", 1))
+    assert part.get(keys[0]) == (b"x", 1) and len(part) == 1001

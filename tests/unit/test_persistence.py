@@ -151,6 +151,51 @@ def test_snapshot_round_trip_with_partitions_metadata_and_big_chunks(tmp_path, m
     assert restored.tables["alpha"].contributor_insights == {None: "ENABLED"}
 
 
+def test_snapshot_chunks_are_compressed_and_uncompressed_ones_still_load(tmp_path, monkeypatch):
+    """`write` compresses chunks ("Z" frames); a snapshot of plain "C" chunks (earlier versions) loads the same."""
+    db = Database()
+    entry = make_table(db, "alpha", 2)
+    for i in range(500):
+        entry.table.apply(Mutation(*record_for(entry, f"p{i % 7}", i, "payload" * 8)))
+    image = snap.Image()
+    list(image.capture(db, chunk=100))
+    compressed = snap.write(image, tmp_path, 1)
+    monkeypatch.setattr(snap.zlib, "compress", lambda raw, level: raw)  # what an earlier version wrote:
+    monkeypatch.setattr(snap, "_chunk_frames", _plain_chunk_frames(snap._chunk_frames))  # "C" frames
+    plain = snap.write(image, tmp_path, 2)
+    monkeypatch.undo()
+    assert compressed * 3 < plain
+    for generation in (1, 2):
+        restored = Database()
+        assert snap.load(snap.snapshot_path(tmp_path, generation), restored) == (1, 500)
+        assert state(restored) == state(db)
+
+
+def _plain_chunk_frames(chunk_frames):
+    """_chunk_frames as before compression: "C" payloads, framed."""
+    def plain(*args):
+        for framed in chunk_frames(*args):
+            yield wal.frame(framed[wal.FRAME.size + 1:])
+    return plain
+
+
+def test_verify_reads_a_snapshot_back_without_loading_it(tmp_path):
+    db = Database()
+    entry = make_table(db, "alpha", 2)
+    for i in range(300):
+        entry.table.apply(Mutation(*record_for(entry, f"p{i}", i)))
+    image = snap.Image()
+    list(image.capture(db, chunk=50))
+    snap.write(image, tmp_path, 1)
+    path = snap.snapshot_path(tmp_path, 1)
+    assert snap.verify(path) == 300
+    raw = bytearray(path.read_bytes())
+    for damaged in (raw[:-3], raw[:len(raw) // 2] + bytes([raw[len(raw) // 2] ^ 1]) + raw[len(raw) // 2 + 1:]):
+        path.write_bytes(bytes(damaged))
+        with pytest.raises(snap.SnapshotError):
+            snap.verify(path)
+
+
 def test_truncated_snapshot_is_refused(tmp_path):
     db = Database()
     entry = make_table(db, "alpha")
@@ -292,7 +337,7 @@ def test_recovery_uses_the_newest_snapshot_and_deletes_what_it_supersedes(tmp_pa
         entry.table.apply(Mutation(*record_for(entry, f"p{i}", i)))
     image = snap.Image()
     list(image.capture(db))
-    write_segment(tmp_path / "wal-00000000.log", [b"\xff"])  # superseded: never read
+    write_segment(tmp_path / "wal-00000000.log", [b"\xff"])  # the fallback generation: kept, never read
     snap.write(image, tmp_path, 1)
     (tmp_path / "snapshot-00000002.snap.tmp").write_bytes(b"half a snapshot")
     journal.entries.clear()
@@ -303,7 +348,8 @@ def test_recovery_uses_the_newest_snapshot_and_deletes_what_it_supersedes(tmp_pa
     result = recover(tmp_path, recovered)
     assert state(recovered) == state(db)
     assert (result.snapshot, result.groups, result.next_generation) == (1, 1, 2)
-    assert sorted(p.name for p in tmp_path.iterdir()) == ["snapshot-00000001.snap", "wal-00000001.log"]
+    assert sorted(p.name for p in tmp_path.iterdir()) == ["snapshot-00000001.snap", "wal-00000000.log",
+                                                          "wal-00000001.log"]
 
 
 def test_salvage_finds_groups_that_start_with_a_long_stream_arn(tmp_path):
