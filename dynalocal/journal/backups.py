@@ -1,7 +1,7 @@
 """On-demand backups on disk: one file per backup in `<data dir>/backups/`, written atomically.
 
 A file is the snapshot format for one table (journal.snapshot's framing and chunks): a magic
-header, a `B` frame with the backup's description (JSON), `C` chunk frames of its items in
+header, a `B` frame with the backup's description (JSON), chunk frames (`Z`, compressed, or `C`) of its items in
 key order, and an `E` frame with the item count. It is written to a temporary name, synced and
 renamed before CreateBackup answers, so a backup that was acknowledged survives kill -9, and one
 that exists is complete. DeleteBackup removes the file.
@@ -13,7 +13,7 @@ import struct
 from collections.abc import Iterator
 from pathlib import Path
 
-from dynalocal.journal.snapshot import CHUNK_ITEMS, _chunk_frames, _decode_chunk
+from dynalocal.journal.snapshot import CHUNK_ITEMS, CHUNKS, SnapshotError, _chunk_frames, _decode_chunk
 from dynalocal.journal.wal import FRAME, frame, fsync_directory, read_frames
 from dynalocal.storage.partition import Record
 
@@ -94,8 +94,11 @@ def read_parts(path: Path) -> list[Part]:
         if isinstance(payload, str):
             raise BackupFileError(f"{path.name}: {payload} at offset {offset}")
         kind = payload[:1]
-        if kind == b"C":
-            index, keys, records = _decode_chunk(payload)
+        if kind in CHUNKS:  # plain or compressed, as a snapshot's
+            try:
+                index, keys, records = _decode_chunk(payload)
+            except SnapshotError as err:
+                raise BackupFileError(f"{path.name}: {err} at offset {offset}") from None
             keys_of, records_of = parts.setdefault(index, ([], []))
             keys_of += keys
             records_of += records
