@@ -51,9 +51,10 @@ def search_vectors(ctx: Context, caller: Caller, body: dict) -> dict:
     found, examined = ([], 0) if empty else index.search(group, query, k, filters)
     results, vectors_out = _results(entry.table, index, found, projection)
     out: dict[str, Any] = {"SearchResults": results}
+    searched = float(max(MIN_WRITE_BYTES, examined * index.dimensions * 4) + vectors_out * index.dimensions * 4)
+    ctx.capacity.vector_record(entry, None, searched)  # the table's search meter (capacity/vector_meter.py)
     if body.get("ReturnConsumedCapacity", "NONE") != "NONE":
-        searched = max(MIN_WRITE_BYTES, examined * index.dimensions * 4) + vectors_out * index.dimensions * 4
-        out["ConsumedCapacity"] = {"VectorSearchRequestBytes": float(searched)}
+        out["ConsumedCapacity"] = {"VectorSearchRequestBytes": searched}
     return out
 
 
