@@ -44,6 +44,7 @@ class Settings:
     isolation: str = "shared"
     cors_origins: tuple[str, ...] = LOCAL_ORIGINS
     transient_delay: float = 0.0
+    vector_index_lag: float = 0.0  # seconds (the command line counts milliseconds)
     in_memory: bool = False
     s3_dir: str | None = None
     # Not on the command line:
@@ -185,6 +186,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("transient_delay", "--transient-delay", "Seconds tables stay `CREATING` / `UPDATING` / `DELETING`, as "
            "on AWS, so code that forgets its waiters fails locally too (`-delayTransientStatuses` sets 1).",
            local="-delayTransientStatuses", local_value="1", metavar="SECONDS"),
+    Option("vector_index_lag", "--vector-index-lag-ms", "Milliseconds before a write is visible to `SearchVectors` "
+           "(DynamoDB's vector indexes are eventually consistent); 0: at once.", form="ms"),
     Option("in_memory", "--in-memory", "Keep everything in memory, as without `--data-dir` anyway (DynamoDB "
            "Local's `-inMemory`); refused together with `--data-dir`.", local="-inMemory"),
     Option("s3_dir", "--s3-dir", "A local stand-in for S3 used by bulk loads, exports and imports: bucket `B` is the "

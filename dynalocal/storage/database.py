@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynalocal.storage.streams import StreamRegistry
-from dynalocal.storage.table import Table
+from dynalocal.storage.table import Table, VectorLag
 from dynalocal.values.keys import KeySchema
 
 ACCOUNT = "000000000000"
@@ -70,9 +70,11 @@ class Database:
         self.tables: dict[str, TableEntry] = {}
         self.deleting: dict[str, tuple[TableEntry, float]] = {}  # dropped tables still shown DELETING, until
         self.streams = StreamRegistry()  # DynamoDB Streams, kept apart: they outlive their tables
+        self.vector_lag = VectorLag()  # writes reach vector indexes at once unless the Context sets a lag
 
     def create(self, name: str, schema: KeySchema, partitions: int = 1, **meta: Any) -> TableEntry:
         entry = TableEntry(table=Table(name, schema, partitions), **meta)
+        entry.table.vector_lag = self.vector_lag
         self.tables[name] = entry
         return entry
 

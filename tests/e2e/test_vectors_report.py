@@ -125,3 +125,60 @@ def test_console_shows_the_vector_meters(live, tmp_path):
     assert '<section id="vectors">' in dom  # shown (hidden without vector indexes)
     assert '<tr data-meter="SearchVectors" data-index="" data-requests="2">' in dom
     assert '<tr data-meter="writes to vec-a" data-index="vec-a" data-requests="3">' in dom
+
+
+@pytest.fixture
+def lagging():
+    """A server whose writes reach vector indexes 500 ms later, on a capacity clock the test moves."""
+    clock = FakeClock()
+    ctx = Context(settings=Settings(vector_index_lag=0.5), clock=clock)
+    with LiveServer(ctx) as server:
+        server.clock, server.ctx = clock, ctx
+        server.ddb = server.client()
+        yield server
+
+
+def found(server) -> list[str]:
+    answer = server.ddb.search_vectors(TableName="lag", IndexName="vec-a", SearchVector=vec([1, 0])["L"], TopK=10,
+                                       ProjectionExpression="id, emb")
+    return [f"{r['Item']['id']['S']}:{r['Item']['emb']['L'][0]['N']}" for r in answer["SearchResults"]]
+
+
+def test_the_index_lag_shows_writes_only_once_due(lagging):
+    ddb, clock = lagging.ddb, lagging.clock
+    ddb.create_table(TableName="lag", KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+                     AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+                     BillingMode="PAY_PER_REQUEST",
+                     VectorIndexes=[{k: v for k, v in index("vec-a", 2).items() if k != "SearchSchema"}])
+    answer = ddb.put_item(TableName="lag", Item={"id": {"S": "a"}, "emb": vec([1, 0])}, ReturnConsumedCapacity="INDEXES")
+    assert answer["ConsumedCapacity"]["VectorIndexes"]["vec-a"]["VectorWriteRequestBytes"] == 1024.0  # at write time
+    assert found(lagging) == []  # written, not yet indexed
+    clock.advance(0.499)
+    assert found(lagging) == []
+    clock.advance(0.001)
+    assert found(lagging) == ["a:1"]
+    ddb.put_item(TableName="lag", Item={"id": {"S": "a"}, "emb": vec([2, 0])})
+    clock.advance(0.25)
+    ddb.put_item(TableName="lag", Item={"id": {"S": "b"}, "emb": vec([3, 0])})
+    assert "Item" in ddb.get_item(TableName="lag", Key={"id": {"S": "b"}})  # the table has it at once
+    ddb.delete_item(TableName="lag", Key={"id": {"S": "a"}})
+    assert found(lagging) == ["a:1"]  # the old entry until the update is due
+    clock.advance(0.25)
+    assert found(lagging) == ["a:2"]  # the update is due; the later writes are not
+    clock.advance(0.25)
+    assert found(lagging) == ["b:3"]  # the delete and the put, in write order
+
+
+def test_the_lag_queue_holds_only_writes_not_yet_due(lagging):
+    ddb, clock = lagging.ddb, lagging.clock
+    ddb.create_table(TableName="lag", KeySchema=[{"AttributeName": "id", "KeyType": "HASH"}],
+                     AttributeDefinitions=[{"AttributeName": "id", "AttributeType": "S"}],
+                     BillingMode="PAY_PER_REQUEST",
+                     VectorIndexes=[{k: v for k, v in index("vec-a", 2).items() if k != "SearchSchema"}])
+    for i in range(40):  # never searched: later writes apply what is due
+        ddb.put_item(TableName="lag", Item={"id": {"S": "a"}, "emb": vec([i, 1])})
+        clock.advance(0.1)
+    pending = lagging.ctx.db.tables["lag"].table.vectors["vec-a"].pending
+    assert len(pending) <= 6
+    clock.advance(0.5)
+    assert found(lagging) == ["a:39"] and not pending
