@@ -45,6 +45,7 @@ class Settings:
     cors_origins: tuple[str, ...] = LOCAL_ORIGINS
     transient_delay: float = 0.0
     pitr_lag_seconds: float = 300.0  # DynamoDB's LatestRestorableDateTime is about five minutes before now
+    vector_index_lag: float = 0.0  # seconds (the command line counts milliseconds)
     in_memory: bool = False
     s3_dir: str | None = None
     # Not on the command line:
@@ -191,6 +192,8 @@ OPTIONS: tuple[Option, ...] = (
     Option("pitr_lag_seconds", "--pitr-lag-seconds", "How far behind now point-in-time recovery's "
            "`LatestRestorableDateTime` is (about five minutes on AWS); `0` lets tests restore to the present.",
            metavar="SECONDS"),
+    Option("vector_index_lag", "--vector-index-lag-ms", "Milliseconds before a write is visible to `SearchVectors` "
+           "(DynamoDB's vector indexes are eventually consistent); 0: at once.", form="ms"),
     Option("in_memory", "--in-memory", "Keep everything in memory, as without `--data-dir` anyway (DynamoDB "
            "Local's `-inMemory`); refused together with `--data-dir`.", local="-inMemory"),
     Option("s3_dir", "--s3-dir", "A local stand-in for S3 used by bulk loads, exports and imports: bucket `B` is the "

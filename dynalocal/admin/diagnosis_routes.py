@@ -13,10 +13,11 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
-from dynalocal.capacity.report import modes_text, snapshot, table_throttling
+from dynalocal.capacity.report import modes_text, snapshot, table_throttling, vector_data
 from dynalocal.diagnosis.collect import WINDOW, collect
 from dynalocal.diagnosis.engine import as_json, diagnose
 from dynalocal.diagnosis.render import render_report
+from dynalocal.diagnosis.vectors import vector_lines, vector_report
 from dynalocal.engine.context import Context
 from dynalocal.values.keys import KeySchema
 from dynalocal.values.multikey import MultiKey
@@ -60,13 +61,28 @@ def report(ctx: Context, table: str | None = None) -> list:
 
 
 def report_json(ctx: Context, table: str | None = None) -> dict:
-    """The report as JSON; each table also says its throttling mode and its would-be throttles."""
+    """The report as JSON; each table also says its throttling mode and its would-be throttles, and
+    a table with vector indexes its vector meters (`vectors`: diagnosis/vectors.py)."""
     tables = as_json(report(ctx, table))
     for t in tables:
         entry = ctx.db.tables.get(t["table"])
         if entry is not None:
             t.update(table_throttling(ctx.capacity, entry))
+            vectors = vector_data(ctx.capacity, entry, ctx.capacity.clock())
+            if vectors is not None:
+                t["vectors"] = vector_report(vectors, WINDOW)
     return {"window_seconds": WINDOW, "throttling": ctx.settings.throttling, "tables": tables}
+
+
+def vectors_text(ctx: Context, table: str | None = None) -> str:
+    """The text report's vector section: one block per table with vector indexes ('' if none)."""
+    lines: list[str] = []
+    for name in [table] if table is not None else sorted(ctx.db.tables):
+        entry = ctx.db.tables.get(name)
+        vectors = vector_data(ctx.capacity, entry, ctx.capacity.clock()) if entry is not None else None
+        if vectors is not None:
+            lines += vector_lines(name, vector_report(vectors, WINDOW), WINDOW)
+    return "\n" + "\n".join(lines) + "\n" if lines else ""
 
 
 def heat(ctx: Context, name: str, seconds: int = HEAT_SECONDS) -> dict | None:
@@ -101,7 +117,8 @@ def diagnosis_routes(ctx: Context) -> list[Route]:
         if table is not None and table not in ctx.db.tables:
             return JSONResponse({"error": f"no table named {table}"}, status_code=404)
         if request.query_params.get("format") == "text":
-            text = modes_text(ctx.capacity, ctx.db, table) + render_report(report(ctx, table), WINDOW)
+            text = (modes_text(ctx.capacity, ctx.db, table) + render_report(report(ctx, table), WINDOW)
+                     + vectors_text(ctx, table))
             return PlainTextResponse(text)
         return Response(orjson.dumps(report_json(ctx, table)), media_type="application/json")
 

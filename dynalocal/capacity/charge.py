@@ -203,13 +203,15 @@ class Charge:
                 w.meter.charge(WRITE, at, units, partition_key(key_at), self.now)
 
     def vector_write(self, spent: dict[str, float]) -> None:
-        """Record the approximate VectorWriteRequestBytes a write cost each vector index
-        (reported under INDEXES; docs/behaviour/vectors.md §5)."""
+        """Record the approximate VectorWriteRequestBytes a write cost each vector index (reported
+        under INDEXES; docs/behaviour/vectors.md §5), and count them on the index's vector meter."""
         vectors = self.vectors
         if vectors is None:
             vectors = self.vectors = {}
+        record = self.cap.vector_record
         for name, size in spent.items():
             vectors[name] = vectors.get(name, 0.0) + size
+            record(self.entry, name, size)
 
     def _report(self, name: str, units: float) -> None:
         indexes = self.indexes

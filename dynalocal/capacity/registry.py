@@ -28,6 +28,7 @@ from dynalocal.capacity.meter import CEILING, NEW_ON_DEMAND, Meter
 from dynalocal.capacity.modes import key_design_refusal, refused, table_mode
 from dynalocal.capacity.split import MAX_PARTITIONS
 from dynalocal.capacity.throttle import CLI_WHERE, ThrottleLog, note, throttle_error
+from dynalocal.capacity.vector_meter import VectorMeter
 from dynalocal.errors import DynamoError
 from dynalocal.storage.database import Database, TableEntry
 from dynalocal.storage.index import Index
@@ -96,7 +97,7 @@ def tagged_count(entry: TableEntry) -> int:
 class TableMeters:
     """The meters of one table: the table's (shared by its LSIs) and each GSI's."""
 
-    __slots__ = ("entry", "table", "gsis", "log", "would_be")
+    __slots__ = ("entry", "table", "gsis", "log", "would_be", "vectors")
 
     def __init__(self, entry: TableEntry, table: Meter) -> None:
         self.entry = entry
@@ -106,6 +107,8 @@ class TableMeters:
         # would-be throttles (recorded, not refused) since the table was created:
         # (GSI name or None, direction, cause) -> events; a subset of the meters' throttle records
         self.would_be: dict[tuple[str | None, int, str], int] = {}
+        # SearchVectors (key None) and each vector index's writes (key: its name), capacity/vector_meter.py
+        self.vectors: dict[str | None, VectorMeter] = {}
 
 
 class CapacitySettings(Protocol):
@@ -159,6 +162,16 @@ class Capacity:
             self._layout(tm, reshape=False)
             m = tm.gsis[index.name]
         return m
+
+    def vector_record(self, entry: TableEntry, index: str | None, size: float) -> None:
+        """Count one SearchVectors (`index` None) or one write to vector index `index`, of `size`
+        approximate bytes (docs/behaviour/vectors.md §5), on the table's vector meters."""
+        meters = self.meters(entry).vectors
+        m = meters.get(index)
+        now = self.clock()
+        if m is None:
+            m = meters[index] = VectorMeter(now)
+        m.record(size, now)
 
     def settle(self) -> None:
         """Apply the layouts meters asked for (splits, on-demand growth): between requests only."""

@@ -11,7 +11,14 @@ Contract (stable; only additions later). `snapshot` returns a dict:
      "settings": {"throttling": "keys"|"enforce"|"report"|"off", "model": "adaptive"|"classic",
                   "burst_seconds": float, "partition_burst_seconds": float},
      "tables": {name: {"table": METER, "indexes": {gsi_name: METER},
-                       "throttling": MODE}}}       # the table's mode (its dynalocal:throttling tag)
+                       "throttling": MODE,         # the table's mode (its dynalocal:throttling tag)
+                       "vectors": VECTORS}}}       # only for a table with vector indexes (or records)
+
+    VECTORS = {"searches": VMETER,                 # SearchVectors on any of its vector indexes
+               "writes": {vector_index_name: VMETER}}  # writes that added, changed or removed an entry
+    VMETER = {"unit": "VectorSearchRequestBytes" | "VectorWriteRequestBytes",
+              "requests": int, "bytes": float,     # since the table's meters started; bytes approximate
+              "per_second": {"requests": [int]*300, "bytes": [float]*300}}  # (docs/behaviour/vectors.md §5)
 
     METER = {
       "table": str, "index": str | None, "billing_mode": "PROVISIONED" | "PAY_PER_REQUEST",
@@ -64,6 +71,7 @@ from dynalocal.capacity.meter import CEILING, RING, Meter, PartMeter
 from dynalocal.capacity.modes import MODE_TAG, WHAT
 from dynalocal.capacity.registry import Capacity, TableMeters
 from dynalocal.capacity.throttle import show_key
+from dynalocal.capacity.vector_meter import VectorMeter
 from dynalocal.storage.database import Database, TableEntry
 from dynalocal.storage.partition import Partition
 from dynalocal.storage.table import ItemStore
@@ -94,7 +102,23 @@ def snapshot(cap: Capacity, db: Database, table: str | None = None) -> dict[str,
         for data in (table_data, *indexes.values()):
             data["would_be"] = would_be(tm, data["index"])
         out["tables"][name] = {"table": table_data, "indexes": indexes, "throttling": cap.mode(entry)}
+        vectors = vector_data(cap, entry, now)
+        if vectors is not None:
+            out["tables"][name]["vectors"] = vectors
     return out
+
+
+def vector_data(cap: Capacity, entry: TableEntry, now: float) -> dict[str, Any] | None:
+    """A table's vector meters as plain data (VECTORS in the contract); None without vector
+    indexes or records. Indexes without writes yet show zeros."""
+    meters = cap.meters(entry).vectors
+    names = list(entry.table.vectors) + [n for n in meters if n is not None and n not in entry.table.vectors]
+    if not names and not meters:
+        return None
+    def data(key: str | None, unit: str) -> dict[str, Any]:
+        return (meters.get(key) or VectorMeter(now)).data(now, unit)
+    return {"searches": data(None, "VectorSearchRequestBytes"),
+            "writes": {n: data(n, "VectorWriteRequestBytes") for n in names}}
 
 
 def meter_data(entry: TableEntry, m: Meter, store: ItemStore, key_type: str, now: float) -> dict[str, Any]:

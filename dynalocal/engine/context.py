@@ -69,6 +69,8 @@ class Context(_Record):
         self.db.streams.clock = wall_clock  # stream record times, retention and iterator expiry
         self.settings = Settings() if settings is None else settings
         self.capacity = Capacity(self.settings, clock, self.db) if capacity is None else capacity
+        self.db.vector_lag.seconds = self.settings.vector_index_lag  # measured on the capacity clock, even reassigned
+        self.db.vector_lag.clock = lambda: self.capacity.clock()
         self.wall_clock = wall_clock
         self.expiry = {} if expiry is None else expiry
         self.tokens = {} if tokens is None else tokens

@@ -2,6 +2,8 @@
 and UpdateTable's GSI Create (index_updates.py), so both answer with the same messages."""
 from __future__ import annotations
 
+from collections.abc import Iterable
+
 from dynalocal.errors import ValidationException, invalid
 from dynalocal.values.multikey import MAX_ELEMENTS
 
@@ -61,3 +63,22 @@ def check_gsi_throughput(index: dict, billing: str) -> None:
                       "PAY_PER_REQUEST")
     if billing == "PROVISIONED" and index.get("ProvisionedThroughput") is None:
         raise invalid(f"ProvisionedThroughput must be specified for index: {name}")
+
+
+MAX_NON_KEY = 100  # projected non-key attributes, summed over a table's secondary and vector indexes
+
+
+def non_key_count(index: dict) -> int:
+    """What an index counts toward MAX_NON_KEY: its NonKeyAttributes, and for a vector index its vector
+    attribute and each INLINE_FILTER element (HASH ones do not count; docs/behaviour/vectors.md §2)."""
+    count = len(index["Projection"].get("NonKeyAttributes") or ())
+    if "VectorAttribute" in index:
+        count += 1 + sum(e["SearchSchemaElementType"] == "INLINE_FILTER" for e in index.get("SearchSchema") or ())
+    return count
+
+
+def check_non_key_total(indexes: Iterable[dict]) -> None:
+    """The projected non-key attributes of all of a table's indexes (GSIs, LSIs, vector indexes) within the limit."""
+    if sum(non_key_count(i) for i in indexes) > MAX_NON_KEY:
+        raise invalid("The sum of the NonKeyAttributes across all secondary indexes exceeds the limit of "
+                      f"{MAX_NON_KEY}")

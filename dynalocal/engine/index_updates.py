@@ -6,7 +6,12 @@
 """
 from __future__ import annotations
 
-from dynalocal.engine.index_specs import check_gsi_key_schema, check_gsi_throughput, check_projection
+from dynalocal.engine.index_specs import (
+    check_gsi_key_schema,
+    check_gsi_throughput,
+    check_non_key_total,
+    check_projection,
+)
 from dynalocal.errors import ResourceNotFoundException, invalid
 from dynalocal.storage.database import TableEntry
 from dynalocal.storage.index import attach, detach, new_gsi
@@ -62,6 +67,8 @@ def check(entry: TableEntry, body: dict, billing: str) -> list[dict]:
             check_gsi_throughput(action, billing)
             if len(gsi_names) + 1 > MAX_GSIS:
                 raise invalid(f"GlobalSecondaryIndex count exceeds the per-table limit of {MAX_GSIS}")
+            vectors = [s for s in entry.vector_indexes if s["IndexStatus"] != "DELETING"]
+            check_non_key_total([*entry.gsis, *entry.lsis, *vectors, action])  # shared with vector indexes
         elif name not in gsi_names:
             raise ResourceNotFoundException(f"Requested resource not found: Index: {name} not found")
         elif actions[0] == "Update" and billing == "PAY_PER_REQUEST" and action.get("ProvisionedThroughput"):

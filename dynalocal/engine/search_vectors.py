@@ -6,7 +6,6 @@ from __future__ import annotations
 from typing import Any, cast
 
 import numpy as np
-import orjson
 
 from dynalocal.engine import vector_specs
 from dynalocal.engine.caller import Caller
@@ -51,9 +50,10 @@ def search_vectors(ctx: Context, caller: Caller, body: dict) -> dict:
     found, examined = ([], 0) if empty else index.search(group, query, k, filters)
     results, vectors_out = _results(entry.table, index, found, projection)
     out: dict[str, Any] = {"SearchResults": results}
+    searched = float(max(MIN_WRITE_BYTES, examined * index.dimensions * 4) + vectors_out * index.dimensions * 4)
+    ctx.capacity.vector_record(entry, None, searched)  # the table's search meter (capacity/vector_meter.py)
     if body.get("ReturnConsumedCapacity", "NONE") != "NONE":
-        searched = max(MIN_WRITE_BYTES, examined * index.dimensions * 4) + vectors_out * index.dimensions * 4
-        out["ConsumedCapacity"] = {"VectorSearchRequestBytes": float(searched)}
+        out["ConsumedCapacity"] = {"VectorSearchRequestBytes": searched}
     return out
 
 
@@ -80,6 +80,8 @@ def _index(ctx: Context, entry: Any, name: str) -> VectorIndex:
         raise ValidationException(f"Cannot search backfilling vector index: {name}")
     if spec is None or index is None or spec["IndexStatus"] != "ACTIVE":
         raise ValidationException(f"The table does not have the specified index: {name}")
+    if index.pending:  # --vector-index-lag-ms: the writes due by now become visible
+        index.catch_up(ctx.clock())
     return index
 
 
@@ -162,10 +164,9 @@ def _results(table: Any, index: VectorIndex, found: list[tuple[bytes, float]],
     with_vector = 0
     attribute = index.attribute
     for key, score in found:
-        record = table.get(key)
-        if record is None:  # cannot happen: the index follows every write
+        item = index.item(table, key)  # the table's, or under a lag the one still indexed
+        if item is None:  # cannot happen: the index follows every write
             continue
-        item = orjson.loads(record[0])
         visible = item if index.projected is None else {k: v for k, v in item.items() if k in index.projected}
         if projection is None:
             visible.pop(attribute, None)

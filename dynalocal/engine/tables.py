@@ -13,6 +13,7 @@ from dynalocal.engine.index_specs import (
     check_gsi_key_schema,
     check_gsi_throughput,
     check_key_schema,
+    check_non_key_total,
     check_projection,
 )
 from dynalocal.engine.tags import check_tags
@@ -94,9 +95,7 @@ def _indexes(body: dict, types: dict[str, str], schema: KeySchema, billing: str)
             if name in names:
                 raise invalid(f"Duplicate index name: {name}")
             names.add(name)
-    total = sum(len(i["Projection"].get("NonKeyAttributes") or ()) for i in (lsis or []) + (gsis or []))
-    if total > 100:
-        raise invalid("The sum of the NonKeyAttributes across all secondary indexes exceeds the limit of 100")
+    check_non_key_total((lsis or []) + (gsis or []))
     return list(gsis or []), list(lsis or [])
 
 
@@ -122,6 +121,8 @@ def create_table(ctx: Context, caller: Caller, body: dict) -> dict:
     schema = _key_schema(key_schema, types)
     gsis, lsis = _indexes(body, types, schema, billing)
     vector_defs = vector_specs.check_create_table(body, types, billing, {i["IndexName"] for i in gsis + lsis})
+    if vector_defs:  # their vector and inline-filter attributes count too (docs/behaviour/vectors.md §2)
+        check_non_key_total(gsis + lsis + vector_defs)
     used = set(schema.names) | {e["AttributeName"] for i in gsis + lsis for e in i["KeySchema"]}
     used |= vector_specs.schema_names(vector_defs)
     if used != set(types):

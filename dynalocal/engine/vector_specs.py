@@ -11,7 +11,7 @@ from __future__ import annotations
 from typing import Any
 
 from dynalocal.engine.context import Context
-from dynalocal.engine.index_specs import check_projection
+from dynalocal.engine.index_specs import check_non_key_total, check_projection
 from dynalocal.errors import (
     LimitExceededException,
     ResourceInUseException,
@@ -126,6 +126,7 @@ def _check_create(entry: TableEntry, spec: dict, body: dict, definitions: list[d
     if attribute in types:  # defined for the table (or in this request): the same conflict
         _check_one(spec, {**given, attribute: types[attribute]}, dims)
     _check_one(spec, given, dims)  # SearchSchema attributes: defined in this request (docs/behaviour/vectors.md §2)
+    check_non_key_total([*entry.gsis, *entry.lsis, *live, spec])
 
 
 def _check_delete(entry: TableEntry, name: str) -> None:

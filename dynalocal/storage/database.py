@@ -13,7 +13,7 @@ from dataclasses import dataclass, field
 from typing import Any
 
 from dynalocal.storage.streams import StreamRegistry
-from dynalocal.storage.table import Table
+from dynalocal.storage.table import Table, VectorLag
 from dynalocal.values.keys import KeySchema
 
 ACCOUNT = "000000000000"
@@ -76,9 +76,11 @@ class Database:
         self.streams = StreamRegistry()  # DynamoDB Streams, kept apart: they outlive their tables
         self.backups: dict[str, Any] = {}  # backup ARN -> engine.backups.catalog.Backup: they outlive tables too
         self.histories: dict[str, Any] = {}  # table key -> storage.history.History while PITR is enabled
+        self.vector_lag = VectorLag()  # writes reach vector indexes at once unless the Context sets a lag
 
     def create(self, name: str, schema: KeySchema, partitions: int = 1, **meta: Any) -> TableEntry:
         entry = TableEntry(table=Table(name, schema, partitions), **meta)
+        entry.table.vector_lag = self.vector_lag
         self.tables[name] = entry
         return entry
 

@@ -9,6 +9,7 @@ from __future__ import annotations
 
 from bisect import bisect_right as _bisect_right
 from collections.abc import Callable, Iterator
+from time import monotonic as _monotonic
 
 from dynalocal.storage.mutation import Mutation
 from dynalocal.storage.partition import Partition, Record
@@ -19,6 +20,17 @@ from dynalocal.values.keys import TOKEN_SPACE, KeySchema
 Listener = Callable[[Mutation], "dict[str, float] | None"]
 # on_repartition(old partitions, new partitions): a partition object kept in both is unchanged.
 RepartitionHook = Callable[[list[Partition], list[Partition]], None]
+
+
+class VectorLag:
+    """How long a write takes to reach the vector indexes (`--vector-index-lag-ms`; 0: at once) and
+    the clock it is measured on; one per Database, shared by its tables (docs/behaviour/vectors.md §3)."""
+
+    __slots__ = ("seconds", "clock")
+
+    def __init__(self, seconds: float = 0.0, clock: Callable[[], float] | None = None) -> None:
+        self.seconds = seconds
+        self.clock: Callable[[], float] = clock if clock is not None else _monotonic
 
 
 class ItemStore:
@@ -111,6 +123,7 @@ class Table(ItemStore):
         self.listeners: list[Listener] = []
         self.indexes: dict = {}  # index name -> storage.index.Index, maintained by a listener
         self.vectors: dict = {}  # vector index name -> storage.vectors.VectorIndex, maintained by a listener
+        self.vector_lag: VectorLag | None = None  # the Database's (set by Database.create)
         self.sequence = 0  # number of the latest mutation applied
 
     def apply(self, m: Mutation) -> Mutation:

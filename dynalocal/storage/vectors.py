@@ -9,6 +9,7 @@ last one, and the array shrinks when a quarter full, so deletes and updates neve
 from __future__ import annotations
 
 import os
+from collections import deque
 from collections.abc import Iterable
 
 # Requests are served one at a time on one thread: a matrix-vector product split over BLAS threads
@@ -104,6 +105,10 @@ class VectorIndex:
             (*keys, self.attribute, *extra))
         self.groups: dict[object, Group] = {}
         self.rows: dict[bytes, tuple[object, int]] = {}  # table key -> (group, row)
+        # under --vector-index-lag-ms: writes not yet visible, (due time, table key, new item), oldest first
+        self.pending: deque[tuple[float, bytes, dict | None]] = deque()
+        # and for each key with queued writes, the item as the index still sees it and how many are queued
+        self.held: dict[bytes, tuple[dict | None, int]] = {}
 
     @property
     def item_count(self) -> int:
@@ -166,6 +171,38 @@ class VectorIndex:
             group = self.groups[group_key] = Group(self.dimensions)
         self.rows[key] = (group_key, group.add(key, vector, filters))
         return True
+
+    def defer(self, due: float, key: bytes, old_item: dict | None, new_item: dict | None,
+              cache: dict | None = None) -> float | None:
+        """Queue a write to become visible at `due` (the lag); its approximate VectorWriteRequestBytes,
+        or None when neither item is indexed (nothing to replicate)."""
+        indexed = self.entry(new_item, cache) is not None
+        if not indexed and self.entry(old_item) is None:
+            return None
+        self.pending.append((due, key, new_item))
+        seen, queued = self.held.get(key, (old_item, 0))
+        self.held[key] = (seen, queued + 1)
+        return self.write_bytes(new_item if indexed else None)
+
+    def catch_up(self, now: float) -> None:
+        """Apply the queued writes that are due at `now`, in write order."""
+        pending = self.pending
+        while pending and pending[0][0] <= now:
+            _, key, item = pending.popleft()
+            self.put(key, item)
+            queued = self.held[key][1] - 1
+            if queued:
+                self.held[key] = (item, queued)
+            else:
+                del self.held[key]
+
+    def item(self, table: Table, key: bytes) -> dict | None:
+        """The item of an indexed key as the index sees it (the table's, unless writes are queued)."""
+        held = self.held.get(key)
+        if held is not None:
+            return held[0]
+        record = table.get(key)
+        return orjson.loads(record[0]) if record is not None else None
 
     def write_bytes(self, item: dict | None) -> float:
         """Approximate VectorWriteRequestBytes of indexing the item (docs/behaviour/vectors.md §5)."""
@@ -242,10 +279,20 @@ def maintain(m: Mutation) -> None:
     old_item, new_item = m.old_item, m.new_item
     spent: dict[str, float] | None = None
     cache: dict = {}  # the new item's vectors, parsed once
+    lag = m.table.vector_lag
+    now = lag.clock() if lag is not None and lag.seconds else None
     for name, index in m.table.vectors.items():
         if new_item is not None and old_item is not None and index.entry(old_item) is not None \
                 and _same(index, old_item, new_item):
             continue  # no indexed attribute changed: nothing replicated
+        if now is not None:  # a lag: visible once due (docs/behaviour/vectors.md §3)
+            assert lag is not None
+            index.catch_up(now)  # the queue holds the last `lag` of writes only, searched or not
+            size = index.defer(now + lag.seconds, m.key, old_item, new_item, cache)
+            if size is not None:
+                spent = spent if spent is not None else {}
+                spent[name] = size
+            continue
         had = m.key in index.rows
         if index.put(m.key, new_item, cache) or had:
             if spent is None:

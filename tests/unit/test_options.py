@@ -127,3 +127,9 @@ def test_every_option_has_its_own_flag_and_variable():
     for attribute in ("field", "flag", "env_name"):
         values = [getattr(row, attribute) for row in OPTIONS]
         assert len(values) == len(set(values)), f"two options share a {attribute}"
+
+
+def test_vector_index_lag_counts_milliseconds():
+    assert settings_from(parse(["--vector-index-lag-ms", "250"]), {}).vector_index_lag == 0.25
+    assert settings_from(parse_args([], {"DYNALOCAL_VECTOR_INDEX_LAG_MS": "40"}), {}).vector_index_lag == 0.04
+    assert settings_from(parse_args([], {}), {}).vector_index_lag == 0.0

@@ -107,6 +107,7 @@ async function refreshLive() {
   showVerdicts(t);
   showHeat(heat, t);
   showTopKeys(t);
+  showVectors(t);
   $("status").textContent = `${throttlingText(report, t)} · updated ${new Date().toLocaleTimeString()}`;
 }
 
@@ -176,6 +177,25 @@ function showTopKeys(t) {
     }
   }
   $("top-keys").tBodies[0].replaceChildren(...rows);
+}
+
+// SearchVectors and each vector index's writes: their own meters (requests, approximate bytes), a bar per second.
+function showVectors(t) {
+  $("vectors").hidden = !t.vectors;
+  if (!t.vectors) return;
+  const meters = [["SearchVectors", "", t.vectors.searches],
+    ...Object.entries(t.vectors.writes).map(([name, m]) => [`writes to ${name}`, name, m])];
+  $("vector-meters").tBodies[0].replaceChildren(...meters.map(([what, index, m]) => {
+    const peak = Math.max(1, ...m.per_second.requests);
+    const bars = m.per_second.requests.map((n, i) => el("div", {
+      class: "cell", style: `background:${heatColor(n / peak)}`,
+      title: `${n} requests, ${m.per_second.bytes[i]} bytes`,
+    }));
+    return el("tr", { "data-meter": what, "data-index": index, "data-requests": m.requests },
+      el("td", {}, what), el("td", {}, m.requests), el("td", {}, `${bytes(m.bytes)} (${m.unit})`),
+      el("td", {}, `${m.window_requests} requests, ${bytes(m.window_bytes)}`),
+      el("td", {}, el("div", { class: "heat-cells" }, ...bars)));
+  }));
 }
 
 if (params.get("table")) state.selected = params.get("table");
