@@ -1,6 +1,7 @@
 """ExportTableToPointInTime and ImportTable end to end through boto3, with the --s3-dir stand-in."""
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import time
@@ -9,8 +10,11 @@ from pathlib import Path
 
 import pytest
 from botocore.exceptions import ClientError
-from conftest import LiveServer
+from conftest import LiveServer, WallClock
 from test_bulk import put_object
+
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 
 KEYS = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
 DEFS = [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "N"},
@@ -179,3 +183,40 @@ def test_exports_and_imports_survive_a_restart(tmp_path):
         assert ddb.describe_export(ExportArn=exported["ExportArn"])["ExportDescription"] == exported
         assert ddb.describe_import(ImportArn=imported["ImportArn"])["ImportTableDescription"] == imported
         assert scan_all(ddb, "copy") == scan_all(ddb, "orig") and len(scan_all(ddb, "copy")) == 20
+
+
+def _exported_items(s3: Path, desc: dict) -> list[dict]:
+    """The items of a completed export, read back from its data files."""
+    base = s3 / "bucket" / desc["ExportManifest"].rsplit("/", 1)[0]
+    files = [json.loads(line) for line in (base / "manifest-files.json").read_text().splitlines()]
+    items = [json.loads(line)["Item"] for f in files
+             for line in gzip.decompress((s3 / "bucket" / f["dataFileS3Key"]).read_bytes()).splitlines()]
+    return sorted(items, key=lambda i: (i["pk"]["S"], Decimal(i["sk"]["N"])))
+
+
+def test_an_export_at_a_past_time_holds_the_items_of_that_time(tmp_path):
+    s3 = tmp_path / "s3"
+    (s3 / "bucket").mkdir(parents=True)
+    clock = WallClock()
+    with LiveServer(Context(settings=Settings(pitr_lag_seconds=0, s3_dir=str(s3)), wall_clock=clock)) as live:
+        ddb = live.client()
+        source(ddb, "past", 30)
+        clock.advance(10)
+        noted = clock.now
+        expected = [{**i, "b": {"B": base64.b64encode(i["b"]["B"]).decode()}} for i in scan_all(ddb, "past")]
+        clock.advance(10)
+        fill(ddb, "past", 45)  # rewrites the 30 (same items) and adds 15
+        ddb.put_item(TableName="past", Item={"pk": {"S": "p0"}, "sk": {"N": "0"}, "g": {"S": "changed"}})
+        ddb.delete_item(TableName="past", Key={"pk": {"S": "p1"}, "sk": {"N": "1"}})
+        clock.advance(10)
+        desc = export(ddb, "past", prefix="past", ExportTime=noted)
+        assert (desc["ExportStatus"], desc["ItemCount"], desc["ExportTime"].timestamp()) == ("COMPLETED", 30, noted)
+        assert _exported_items(s3, desc) == expected
+        assert len(_exported_items(s3, export(ddb, "past", prefix="now"))) == 44
+        arn = desc["TableArn"]
+        for outside in (clock.now - 3600, clock.now + 60):
+            with pytest.raises(ClientError) as err:
+                ddb.export_table_to_point_in_time(TableArn=arn, S3Bucket="bucket", ExportTime=outside)
+            assert err.value.response["Error"] == {
+                "Code": "InvalidExportTimeException",
+                "Message": "The specified ExportTime is outside of the point in time recovery window."}

@@ -103,12 +103,17 @@ def restore(ctx: Context, caller: Caller, target: str, meta: dict, body: dict, k
 def fill(entry: TableEntry, keys: list[bytes], records: list[Record]) -> None:
     """Load items (sorted by key) into a new table's partitions and back-fill its indexes."""
     table = entry.table
-    starts = [bisect_left(keys, part.lo_key) for part in table.partitions] + [len(keys)]
-    for part, a, b in zip(table.partitions, starts, starts[1:]):
+    for part, (a, b) in zip(table.partitions, spans(table, keys)):
         if a < b:
             part.load(keys[a:b], records[a:b])
     for index in table.indexes.values():
         _backfill(index, table)
+
+
+def spans(table: Table, keys: list[bytes]) -> list[tuple[int, int]]:
+    """For sorted keys: the (start, end) slice of them each of the table's partitions holds."""
+    starts = [bisect_left(keys, part.lo_key) for part in table.partitions] + [len(keys)]
+    return list(zip(starts, starts[1:]))
 
 
 def _backfill(index: Index, table: Table) -> None:
