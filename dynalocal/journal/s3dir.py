@@ -2,8 +2,8 @@
 the file `DIR/B/k/x.json`. Bulk loads, imports and exports read and write objects through here only.
 
 Objects are listed under a key prefix in lexical key order (as S3 lists them), read line by line
-through their compression (NONE, GZIP from the standard library, ZSTD when the `zstandard` package
-is installed) and written atomically (a temporary file, then a rename), so a reader never sees half
+through their compression (NONE, GZIP from the standard library, ZSTD with `zstandard`, a run-time
+dependency) and written atomically (a temporary file, then a rename), so a reader never sees half
 an object. A missing directory or bucket is an `S3Error` the operation reports as its failure
 (docs/behaviour/bulk.md).
 """
@@ -78,8 +78,8 @@ def open_object(path: Path, compression: str) -> BinaryIO:
         return io.BufferedReader(gzip.GzipFile(path, "rb"))
     if compression == "ZSTD":
         try:
-            import zstandard  # type: ignore[import-not-found]  # optional: imported only when ZSTD is asked for
-        except ImportError:
+            import zstandard  # only when ZSTD is asked for: kept off start-up
+        except ImportError:  # a dependency, but an install may lack it (e.g. no wheel for the platform)
             raise S3Error("UNSUPPORTED_COMPRESSION", "ZSTD input needs the Python package `zstandard`, which is not "
                                                      "installed (pip install zstandard)") from None
         raw = path.open("rb")

@@ -9,6 +9,7 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+import zstandard
 from botocore.exceptions import ClientError
 from conftest import LiveServer, WallClock
 from test_bulk import put_object
@@ -155,6 +156,15 @@ def test_csv_import_types_keys_from_the_attribute_definitions(ddb, s3):
         {"pk": {"S": "p1"}, "sk": {"N": "1"}, "g": {"S": "ga"}, "note": {"S": "hello"}},
         {"pk": {"S": "p1"}, "sk": {"N": "2"}, "g": {"S": "gb"}},
         {"pk": {"S": "p2"}, "sk": {"N": "4"}, "g": {"S": "ga"}, "note": {"S": "y"}}]
+
+
+def test_zstd_import(ddb, s3):
+    lines = b"".join(json.dumps({"Item": {"pk": {"S": f"z{i}"}, "sk": {"N": str(i)}, "g": {"S": "g"}}}).encode()
+                     + b"\n" for i in range(40))
+    put_object(s3, "bucket", "zst/a.json.zst", zstandard.ZstdCompressor().compress(lines))
+    done = import_(ddb, "from-zstd", "zst/", InputCompressionType="ZSTD")
+    assert (done["ImportStatus"], done["ImportedItemCount"], done["ErrorCount"]) == ("COMPLETED", 40, 0)
+    assert len(scan_all(ddb, "from-zstd")) == 40
 
 
 def test_import_errors(ddb):
