@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
@@ -85,6 +86,15 @@ def open_object(path: Path, compression: str) -> BinaryIO:
         raw = path.open("rb")
         return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw, closefd=True))
     return path.open("rb")
+
+
+def unreadable(err: Exception) -> bool:
+    """Whether an error met while reading an object means its content is damaged (bad compression,
+    truncated, not UTF-8) rather than a bug."""
+    if isinstance(err, (OSError, EOFError, UnicodeDecodeError)):
+        return True
+    zstd = sys.modules.get("zstandard")  # loaded only if a ZSTD object was opened
+    return zstd is not None and isinstance(err, zstd.ZstdError)
 
 
 def lines(path: Path, compression: str) -> Iterator[bytes]:

@@ -230,3 +230,60 @@ def test_an_export_at_a_past_time_holds_the_items_of_that_time(tmp_path):
             assert err.value.response["Error"] == {
                 "Code": "InvalidExportTimeException",
                 "Message": "The specified ExportTime is outside of the point in time recovery window."}
+
+
+def _lines(start: int, count: int) -> bytes:
+    return b"".join(json.dumps({"Item": {"pk": {"S": f"p{i}"}, "sk": {"N": str(i)}, "g": {"S": "g"}}}).encode()
+                    + b"\n" for i in range(start, start + count))
+
+
+def test_an_imported_table_is_creating_until_the_import_completes(ddb, s3):
+    put_object(s3, "bucket", "big/a.json", _lines(0, 20000))
+    desc = ddb.import_table(S3BucketSource={"S3Bucket": "bucket", "S3KeyPrefix": "big/"}, InputFormat="DYNAMODB_JSON",
+                            TableCreationParameters={"TableName": "importing", **CREATION})["ImportTableDescription"]
+    assert ddb.describe_table(TableName="importing")["Table"]["TableStatus"] == "CREATING"
+    with pytest.raises(ClientError) as err:
+        ddb.put_item(TableName="importing", Item={"pk": {"S": "x"}, "sk": {"N": "1"}})
+    assert err.value.response["Error"] == {"Code": "ResourceNotFoundException",
+                                           "Message": "Requested resource not found"}
+    with pytest.raises(ClientError) as err:
+        ddb.delete_table(TableName="importing")
+    assert err.value.response["Error"]["Code"] == "ResourceInUseException"
+    assert "being created" in err.value.response["Error"]["Message"]
+    done = wait(lambda: ddb.describe_import(ImportArn=desc["ImportArn"])["ImportTableDescription"], "ImportStatus")
+    assert (done["ImportStatus"], done["ImportedItemCount"]) == ("COMPLETED", 20000)
+    table = ddb.describe_table(TableName="importing")["Table"]
+    assert (table["TableStatus"], table["ItemCount"]) == ("ACTIVE", 20000)
+    ddb.put_item(TableName="importing", Item={"pk": {"S": "x"}, "sk": {"N": "1"}})
+
+
+def test_a_failed_import_removes_its_table(ddb, s3):
+    put_object(s3, "bucket", "broken/a.json.gz", gzip.compress(_lines(0, 1200)))
+    put_object(s3, "bucket", "broken/b.json.gz", gzip.compress(_lines(1200, 10))[:-12])  # truncated
+    failed = import_(ddb, "half", "broken/", InputCompressionType="GZIP")
+    assert (failed["ImportStatus"], failed["FailureCode"]) == ("FAILED", "INVALID_OBJECT")
+    assert "broken/b.json.gz" in failed["FailureMessage"]
+    with pytest.raises(ClientError) as err:
+        ddb.describe_table(TableName="half")
+    assert err.value.response["Error"]["Code"] == "ResourceNotFoundException"
+    assert "half" not in ddb.list_tables()["TableNames"]
+    failed = import_(ddb, "from-nothing-2", "no-such-prefix/")
+    assert failed["FailureCode"] == "S3_OBJECTS_NOT_FOUND"
+    assert "from-nothing-2" not in ddb.list_tables()["TableNames"]
+
+
+def test_an_import_cut_off_by_a_stop_leaves_no_table(tmp_path):
+    s3, data = tmp_path / "s3", tmp_path / "data"
+    put_object(s3, "bucket", "big/a.json", _lines(0, 30000))
+    with LiveServer(s3_dir=str(s3), data_dir=str(data)) as live:
+        ddb = live.client()
+        desc = ddb.import_table(S3BucketSource={"S3Bucket": "bucket", "S3KeyPrefix": "big/"},
+                                InputFormat="DYNAMODB_JSON",
+                                TableCreationParameters={"TableName": "cut", **CREATION})["ImportTableDescription"]
+        assert ddb.describe_import(ImportArn=desc["ImportArn"])["ImportTableDescription"]["ImportStatus"] == \
+            "IN_PROGRESS"
+    with LiveServer(s3_dir=str(s3), data_dir=str(data)) as live:
+        ddb = live.client()
+        assert "cut" not in ddb.list_tables()["TableNames"]
+        after = ddb.describe_import(ImportArn=desc["ImportArn"])["ImportTableDescription"]
+        assert (after["ImportStatus"], after["FailureCode"]) == ("FAILED", "INTERRUPTED")
