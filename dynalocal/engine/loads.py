@@ -16,6 +16,7 @@ from contextlib import contextmanager
 
 import orjson
 
+from dynalocal.engine import transient
 from dynalocal.engine.context import Context
 from dynalocal.storage.database import TableEntry
 
@@ -37,9 +38,10 @@ def loading(entry: TableEntry) -> bool:
 
 
 @contextmanager
-def journaled(ctx: Context, operation: str, entry: TableEntry) -> Iterator[None]:
+def journaled(ctx: Context, operation: str | None, entry: TableEntry) -> Iterator[None]:
     """Run a change made outside any request (between a job's slices) as a request of `operation`
-    naming the table: with a data directory, its writes and metadata are logged as that request's."""
+    naming the table (None: item writes only): with a data directory, its writes and metadata are
+    logged as that request's would be."""
     journal = ctx.journal
     if journal is None:
         yield
@@ -48,14 +50,16 @@ def journaled(ctx: Context, operation: str, entry: TableEntry) -> Iterator[None]
     try:
         yield
     finally:
-        journal.seal(TARGET + operation, orjson.dumps({"TableName": entry.name}), 200, b"{}")
+        target = None if operation is None else TARGET + operation
+        journal.seal(target, orjson.dumps({"TableName": entry.name}), 200, b"{}")
 
 
 def release(ctx: Context, entry: TableEntry) -> None:
-    """The load is complete: the table becomes ACTIVE (durably)."""
+    """The load is complete: the table becomes ACTIVE (durably; after `--transient-delay`, if set)."""
     with journaled(ctx, "UpdateTable", entry):
         entry.status = "ACTIVE"
         entry.transient_until = 0.0
+        transient.begin(ctx, entry, "CREATING")
 
 
 def abandon(ctx: Context, entry: TableEntry) -> None:
