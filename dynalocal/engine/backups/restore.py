@@ -30,8 +30,8 @@ from dynalocal.storage.table import Table
 
 log = logging.getLogger("dynalocal")
 
-SLICE = 20_000  # items loaded per slice (a few tens of milliseconds with one GSI)
-INLINE = SLICE  # restores of at most this many items are loaded within the request
+SLICE = 5_000  # items loaded per slice (tens of milliseconds with one GSI): the longest a request waits
+INLINE = 10_000  # restores of at most this many items are loaded within the request
 INDEX_MEMBERS = ("IndexName", "KeySchema", "Projection", "ProvisionedThroughput", "OnDemandThroughput")
 VECTOR_MEMBERS = ("IndexName", "VectorAttribute", "SearchSchema", "Projection", "Dimensions", "DistanceFunction")
 
