@@ -6,7 +6,7 @@ costs ~2 ms of server startup. Construction, repr and equality behave as the dat
 from __future__ import annotations
 
 import time
-from collections.abc import Callable
+from collections.abc import Callable, Iterable
 from typing import TYPE_CHECKING, Protocol
 
 from dynalocal.capacity.registry import Capacity
@@ -15,6 +15,7 @@ from dynalocal.storage.database import Database
 
 if TYPE_CHECKING:
     from dynalocal.journal.groupcommit import Ticket
+    from dynalocal.storage.partition import Record
     from dynalocal.storage.table import Table
 
 
@@ -33,7 +34,7 @@ class Journal(Protocol):
 
     async def reset(self) -> int: ...
 
-    def adopt(self, table: Table) -> None: ...
+    def adopt(self, table: Table, items: Iterable[tuple[bytes, Record]] | None = None) -> None: ...
 
     async def close(self) -> None: ...
 

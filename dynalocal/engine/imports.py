@@ -1,8 +1,9 @@
 """ImportTable, DescribeImport, ListImports: a new table loaded from the S3 stand-in.
 
 ImportTable creates the table from TableCreationParameters in the request itself (as CreateTable,
-so it is journaled like one), then loads the objects under the key prefix in the background
-(engine.jobs): DYNAMODB_JSON lines (`{"Item": ...}`, the export layout) or CSV, NONE/GZIP/ZSTD.
+so it is journaled like one), CREATING until the import ends (engine.loads; a failed import removes
+it), and loads the objects under the key prefix in the background (engine.jobs): DYNAMODB_JSON
+lines (`{"Item": ...}`, the export layout) or CSV, NONE/GZIP/ZSTD.
 Items are written as PutItems (the one write sequence) with throttling off, since an import
 consumes none of the table's capacity; records that cannot be read or written are counted in
 ErrorCount (docs/behaviour/bulk.md §5).
@@ -13,18 +14,19 @@ import csv
 import io
 import time
 import uuid
-from collections.abc import Iterator
+from collections.abc import Callable, Iterator
 from typing import Any
 
 import orjson
 
+from dynalocal.engine import loads
 from dynalocal.engine.caller import Caller
 from dynalocal.engine.context import Context
 from dynalocal.engine.items import put_item
 from dynalocal.engine.jobs import IMPORT, Job, find, fingerprint, listed, page, same_token, start
 from dynalocal.engine.tables import create_table
 from dynalocal.errors import DynamoError, ImportConflictException, ImportNotFoundException, ResourceNotFoundException
-from dynalocal.journal.s3dir import S3Error, S3Object, list_objects, open_object
+from dynalocal.journal.s3dir import S3Error, S3Object, list_objects, open_object, unreadable
 from dynalocal.storage.database import TableEntry
 
 SLICE = 500  # items per slice
@@ -42,6 +44,7 @@ def import_table(ctx: Context, caller: Caller, body: dict) -> dict:
     creation = body["TableCreationParameters"]
     create_table(ctx, caller, dict(creation))
     entry = ctx.db.tables[caller.scope + creation["TableName"]]
+    loads.hold(entry)
     now = time.time()
     import_id = f"{int(now * 1000):014d}-{uuid.uuid4().hex[:8]}"
     desc: dict[str, Any] = {
@@ -92,26 +95,45 @@ def _objects(ctx: Context, desc: dict) -> list[S3Object]:
 
 
 def _load(ctx: Context, caller: Caller, job: Job, entry: TableEntry) -> Iterator[float]:
-    """The import's work: every item of every object, SLICE at a time, with throttling off in each slice."""
+    """The import's work: every item of every object, SLICE at a time, with throttling off in each slice;
+    then the table is ACTIVE. A failure removes the half-loaded table."""
     desc = job.desc
-    objects = _objects(ctx, desc)
-    read = _csv_items if desc["InputFormat"] == "CSV" else _json_items
-    batch: list[dict | None] = []
-    for obj in objects:
-        for item in read(obj, desc, entry):
-            batch.append(item)
-            if len(batch) >= SLICE:
-                _write(ctx, caller, entry, batch, desc)
-                batch = []
-                yield 0.0
-        desc["ProcessedSizeBytes"] += obj.size
-    _write(ctx, caller, entry, batch, desc)
+    try:
+        objects = _objects(ctx, desc)
+        read = _csv_items if desc["InputFormat"] == "CSV" else _json_items
+        batch: list[dict | None] = []
+        for obj in objects:
+            for item in _read(read, obj, desc, entry):
+                batch.append(item)
+                if len(batch) >= SLICE:
+                    _write(ctx, caller, entry, batch, desc)
+                    batch = []
+                    yield 0.0
+            desc["ProcessedSizeBytes"] += obj.size
+        _write(ctx, caller, entry, batch, desc)
+    except Exception:  # not a stop (GeneratorExit): that leaves the table to the next start (loads)
+        loads.abandon(ctx, entry)
+        raise
+    loads.release(ctx, entry)
     job.finish("COMPLETED")
+
+
+def _read(read: Callable[[S3Object, dict, TableEntry], Iterator[dict | None]], obj: S3Object, desc: dict,
+          entry: TableEntry) -> Iterator[dict | None]:
+    """An object's items; an object that cannot be read or decompressed fails the import."""
+    try:
+        yield from read(obj, desc, entry)
+    except Exception as err:
+        if not unreadable(err):
+            raise
+        raise S3Error("INVALID_OBJECT", f"Cannot read s3://{desc['S3BucketSource']['S3Bucket']}/{obj.key}: "
+                                        f"{err}") from None
 
 
 def _write(ctx: Context, caller: Caller, entry: TableEntry, batch: list[dict | None], desc: dict) -> None:
     """Write a slice of items (None: a record that could not be read) as PutItems, never throttled."""
     mode, ctx.settings.throttling = ctx.settings.throttling, "off"  # restored before any request runs
+    entry.status = "ACTIVE"  # for the import's own writes only: CREATING again before any request runs
     try:
         for item in batch:
             desc["ProcessedItemCount"] += 1
@@ -128,6 +150,7 @@ def _write(ctx: Context, caller: Caller, entry: TableEntry, batch: list[dict | N
             desc["ImportedItemCount"] += 1
     finally:
         ctx.settings.throttling = mode
+        entry.status = "CREATING"
 
 
 def _json_items(obj: S3Object, desc: dict, entry: TableEntry) -> Iterator[dict | None]:

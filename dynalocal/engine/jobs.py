@@ -140,6 +140,28 @@ def start(ctx: Context, job: Job, work: Iterator[float]) -> None:
     task.add_done_callback(tasks.discard)
 
 
+def background(ctx: Context, work: Iterator[float]) -> None:
+    """Run work that has no job record (a restore's load) the same way: slices on the running loop,
+    stopped with the jobs at shutdown; offline, to the end at once. The work handles its own failures."""
+    try:
+        loop = asyncio.get_running_loop()
+    except RuntimeError:
+        for _ in work:
+            pass
+        return
+    tasks: set = _state(ctx)["tasks"]
+    task = loop.create_task(_run(ctx, work))
+    tasks.add(task)
+    task.add_done_callback(tasks.discard)
+
+
+async def _run(ctx: Context, work: Iterator[float]) -> None:
+    for pause in work:
+        if ctx.capacity.due:
+            ctx.capacity.settle()
+        await asyncio.sleep(pause)
+
+
 async def stop(ctx: Context) -> None:
     """At shutdown: stop the running jobs between slices (their records stay IN_PROGRESS on disk, so the
     next start reports them interrupted)."""

@@ -50,6 +50,7 @@ from dynalocal.journal.wal import DROP, META, STREAM, Entry, LogWriter, encode_g
 from dynalocal.journal.wal import TOKEN as TOKEN_RECORD
 from dynalocal.storage.database import Database, TableEntry
 from dynalocal.storage.mutation import ROLLBACK, Mutation
+from dynalocal.storage.partition import Record
 from dynalocal.storage.table import Table
 from dynalocal.storage.ttl import ExpiryIndex
 
@@ -176,10 +177,14 @@ class Durability:
         if not self._open:
             self._orphaned()
 
-    def adopt(self, table: Table) -> None:
-        """Log every item of a table the open request filled outside the write path (a restore) with
-        the request, after its creation (`seal` puts the metadata first); undone with it."""
+    def adopt(self, table: Table, items: Iterable[tuple[bytes, Record]] | None = None) -> None:
+        """Log items the open request put in a new table outside the write path (a restore's; all of the
+        table's by default) with the request, after its creation (`seal` puts the metadata first);
+        undone with it."""
         batch = self.commits.batch
+        if items is not None:
+            batch += [(table, key, record, None) for key, record in items]
+            return
         for part in table.partitions:
             batch += [(table, key, record, None) for key, record in part.items()]
 

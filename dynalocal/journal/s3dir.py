@@ -2,8 +2,8 @@
 the file `DIR/B/k/x.json`. Bulk loads, imports and exports read and write objects through here only.
 
 Objects are listed under a key prefix in lexical key order (as S3 lists them), read line by line
-through their compression (NONE, GZIP from the standard library, ZSTD when the `zstandard` package
-is installed) and written atomically (a temporary file, then a rename), so a reader never sees half
+through their compression (NONE, GZIP from the standard library, ZSTD with `zstandard`, a run-time
+dependency) and written atomically (a temporary file, then a rename), so a reader never sees half
 an object. A missing directory or bucket is an `S3Error` the operation reports as its failure
 (docs/behaviour/bulk.md).
 """
@@ -12,6 +12,7 @@ from __future__ import annotations
 import gzip
 import io
 import os
+import sys
 from collections.abc import Iterator
 from pathlib import Path
 from typing import BinaryIO, NamedTuple
@@ -78,13 +79,22 @@ def open_object(path: Path, compression: str) -> BinaryIO:
         return io.BufferedReader(gzip.GzipFile(path, "rb"))
     if compression == "ZSTD":
         try:
-            import zstandard  # type: ignore[import-not-found]  # optional: imported only when ZSTD is asked for
-        except ImportError:
+            import zstandard  # only when ZSTD is asked for: kept off start-up
+        except ImportError:  # a dependency, but an install may lack it (e.g. no wheel for the platform)
             raise S3Error("UNSUPPORTED_COMPRESSION", "ZSTD input needs the Python package `zstandard`, which is not "
                                                      "installed (pip install zstandard)") from None
         raw = path.open("rb")
         return io.BufferedReader(zstandard.ZstdDecompressor().stream_reader(raw, closefd=True))
     return path.open("rb")
+
+
+def unreadable(err: Exception) -> bool:
+    """Whether an error met while reading an object means its content is damaged (bad compression,
+    truncated, not UTF-8) rather than a bug."""
+    if isinstance(err, (OSError, EOFError, UnicodeDecodeError)):
+        return True
+    zstd = sys.modules.get("zstandard")  # loaded only if a ZSTD object was opened
+    return zstd is not None and isinstance(err, zstd.ZstdError)
 
 
 def lines(path: Path, compression: str) -> Iterator[bytes]:

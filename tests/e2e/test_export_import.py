@@ -1,6 +1,7 @@
 """ExportTableToPointInTime and ImportTable end to end through boto3, with the --s3-dir stand-in."""
 from __future__ import annotations
 
+import base64
 import gzip
 import json
 import time
@@ -8,9 +9,13 @@ from decimal import Decimal
 from pathlib import Path
 
 import pytest
+import zstandard
 from botocore.exceptions import ClientError
-from conftest import LiveServer
+from conftest import LiveServer, WallClock
 from test_bulk import put_object
+
+from dynalocal.config import Settings
+from dynalocal.engine.context import Context
 
 KEYS = [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}]
 DEFS = [{"AttributeName": "pk", "AttributeType": "S"}, {"AttributeName": "sk", "AttributeType": "N"},
@@ -153,6 +158,15 @@ def test_csv_import_types_keys_from_the_attribute_definitions(ddb, s3):
         {"pk": {"S": "p2"}, "sk": {"N": "4"}, "g": {"S": "ga"}, "note": {"S": "y"}}]
 
 
+def test_zstd_import(ddb, s3):
+    lines = b"".join(json.dumps({"Item": {"pk": {"S": f"z{i}"}, "sk": {"N": str(i)}, "g": {"S": "g"}}}).encode()
+                     + b"\n" for i in range(40))
+    put_object(s3, "bucket", "zst/a.json.zst", zstandard.ZstdCompressor().compress(lines))
+    done = import_(ddb, "from-zstd", "zst/", InputCompressionType="ZSTD")
+    assert (done["ImportStatus"], done["ImportedItemCount"], done["ErrorCount"]) == ("COMPLETED", 40, 0)
+    assert len(scan_all(ddb, "from-zstd")) == 40
+
+
 def test_import_errors(ddb):
     source(ddb, "taken")
     with pytest.raises(ClientError) as err:
@@ -179,3 +193,97 @@ def test_exports_and_imports_survive_a_restart(tmp_path):
         assert ddb.describe_export(ExportArn=exported["ExportArn"])["ExportDescription"] == exported
         assert ddb.describe_import(ImportArn=imported["ImportArn"])["ImportTableDescription"] == imported
         assert scan_all(ddb, "copy") == scan_all(ddb, "orig") and len(scan_all(ddb, "copy")) == 20
+
+
+def _exported_items(s3: Path, desc: dict) -> list[dict]:
+    """The items of a completed export, read back from its data files."""
+    base = s3 / "bucket" / desc["ExportManifest"].rsplit("/", 1)[0]
+    files = [json.loads(line) for line in (base / "manifest-files.json").read_text().splitlines()]
+    items = [json.loads(line)["Item"] for f in files
+             for line in gzip.decompress((s3 / "bucket" / f["dataFileS3Key"]).read_bytes()).splitlines()]
+    return sorted(items, key=lambda i: (i["pk"]["S"], Decimal(i["sk"]["N"])))
+
+
+def test_an_export_at_a_past_time_holds_the_items_of_that_time(tmp_path):
+    s3 = tmp_path / "s3"
+    (s3 / "bucket").mkdir(parents=True)
+    clock = WallClock()
+    with LiveServer(Context(settings=Settings(pitr_lag_seconds=0, s3_dir=str(s3)), wall_clock=clock)) as live:
+        ddb = live.client()
+        source(ddb, "past", 30)
+        clock.advance(10)
+        noted = clock.now
+        expected = [{**i, "b": {"B": base64.b64encode(i["b"]["B"]).decode()}} for i in scan_all(ddb, "past")]
+        clock.advance(10)
+        fill(ddb, "past", 45)  # rewrites the 30 (same items) and adds 15
+        ddb.put_item(TableName="past", Item={"pk": {"S": "p0"}, "sk": {"N": "0"}, "g": {"S": "changed"}})
+        ddb.delete_item(TableName="past", Key={"pk": {"S": "p1"}, "sk": {"N": "1"}})
+        clock.advance(10)
+        desc = export(ddb, "past", prefix="past", ExportTime=noted)
+        assert (desc["ExportStatus"], desc["ItemCount"], desc["ExportTime"].timestamp()) == ("COMPLETED", 30, noted)
+        assert _exported_items(s3, desc) == expected
+        assert len(_exported_items(s3, export(ddb, "past", prefix="now"))) == 44
+        arn = desc["TableArn"]
+        for outside in (clock.now - 3600, clock.now + 60):
+            with pytest.raises(ClientError) as err:
+                ddb.export_table_to_point_in_time(TableArn=arn, S3Bucket="bucket", ExportTime=outside)
+            assert err.value.response["Error"] == {
+                "Code": "InvalidExportTimeException",
+                "Message": "The specified ExportTime is outside of the point in time recovery window."}
+
+
+def _lines(start: int, count: int) -> bytes:
+    return b"".join(json.dumps({"Item": {"pk": {"S": f"p{i}"}, "sk": {"N": str(i)}, "g": {"S": "g"}}}).encode()
+                    + b"\n" for i in range(start, start + count))
+
+
+def test_an_imported_table_is_creating_until_the_import_completes(ddb, s3):
+    put_object(s3, "bucket", "big/a.json", _lines(0, 20000))
+    desc = ddb.import_table(S3BucketSource={"S3Bucket": "bucket", "S3KeyPrefix": "big/"}, InputFormat="DYNAMODB_JSON",
+                            TableCreationParameters={"TableName": "importing", **CREATION})["ImportTableDescription"]
+    assert ddb.describe_table(TableName="importing")["Table"]["TableStatus"] == "CREATING"
+    with pytest.raises(ClientError) as err:
+        ddb.put_item(TableName="importing", Item={"pk": {"S": "x"}, "sk": {"N": "1"}})
+    assert err.value.response["Error"] == {"Code": "ResourceNotFoundException",
+                                           "Message": "Requested resource not found"}
+    with pytest.raises(ClientError) as err:
+        ddb.delete_table(TableName="importing")
+    assert err.value.response["Error"]["Code"] == "ResourceInUseException"
+    assert "being created" in err.value.response["Error"]["Message"]
+    done = wait(lambda: ddb.describe_import(ImportArn=desc["ImportArn"])["ImportTableDescription"], "ImportStatus")
+    assert (done["ImportStatus"], done["ImportedItemCount"]) == ("COMPLETED", 20000)
+    table = ddb.describe_table(TableName="importing")["Table"]
+    assert (table["TableStatus"], table["ItemCount"]) == ("ACTIVE", 20000)
+    ddb.put_item(TableName="importing", Item={"pk": {"S": "x"}, "sk": {"N": "1"}})
+
+
+def test_a_failed_import_removes_its_table(ddb, s3):
+    put_object(s3, "bucket", "broken/a.json.gz", gzip.compress(_lines(0, 1200)))
+    put_object(s3, "bucket", "broken/b.json.gz", gzip.compress(_lines(1200, 10))[:-12])  # truncated
+    failed = import_(ddb, "half", "broken/", InputCompressionType="GZIP")
+    assert (failed["ImportStatus"], failed["FailureCode"]) == ("FAILED", "INVALID_OBJECT")
+    assert "broken/b.json.gz" in failed["FailureMessage"]
+    with pytest.raises(ClientError) as err:
+        ddb.describe_table(TableName="half")
+    assert err.value.response["Error"]["Code"] == "ResourceNotFoundException"
+    assert "half" not in ddb.list_tables()["TableNames"]
+    failed = import_(ddb, "from-nothing-2", "no-such-prefix/")
+    assert failed["FailureCode"] == "S3_OBJECTS_NOT_FOUND"
+    assert "from-nothing-2" not in ddb.list_tables()["TableNames"]
+
+
+def test_an_import_cut_off_by_a_stop_leaves_no_table(tmp_path):
+    s3, data = tmp_path / "s3", tmp_path / "data"
+    put_object(s3, "bucket", "big/a.json", _lines(0, 30000))
+    with LiveServer(s3_dir=str(s3), data_dir=str(data)) as live:
+        ddb = live.client()
+        desc = ddb.import_table(S3BucketSource={"S3Bucket": "bucket", "S3KeyPrefix": "big/"},
+                                InputFormat="DYNAMODB_JSON",
+                                TableCreationParameters={"TableName": "cut", **CREATION})["ImportTableDescription"]
+        assert ddb.describe_import(ImportArn=desc["ImportArn"])["ImportTableDescription"]["ImportStatus"] == \
+            "IN_PROGRESS"
+    with LiveServer(s3_dir=str(s3), data_dir=str(data)) as live:
+        ddb = live.client()
+        assert "cut" not in ddb.list_tables()["TableNames"]
+        after = ddb.describe_import(ImportArn=desc["ImportArn"])["ImportTableDescription"]
+        assert (after["ImportStatus"], after["FailureCode"]) == ("FAILED", "INTERRUPTED")

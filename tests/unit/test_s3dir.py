@@ -2,8 +2,10 @@
 from __future__ import annotations
 
 import gzip
+import sys
 
 import pytest
+import zstandard
 
 from dynalocal.engine.jobs import page
 from dynalocal.errors import ValidationException
@@ -53,3 +55,13 @@ def test_pages_carry_the_next_index_in_hex():
     assert page(items, 10, None, 112)[1] == "0" * 110 + "0a"  # type: ignore[arg-type]
     with pytest.raises(ValidationException):
         page(items, 10, "zz")  # type: ignore[arg-type]
+
+
+def test_zstd_is_read_and_an_install_without_zstandard_is_a_clear_failure(tmp_path, monkeypatch):
+    path = tmp_path / "a.json.zst"
+    path.write_bytes(zstandard.ZstdCompressor().compress(b"one\ntwo\n"))
+    assert list(lines(path, "ZSTD")) == [b"one\n", b"two\n"]
+    monkeypatch.setitem(sys.modules, "zstandard", None)  # what an import of a missing package meets
+    with pytest.raises(S3Error) as err:
+        list(lines(path, "ZSTD"))
+    assert err.value.code == "UNSUPPORTED_COMPRESSION" and "zstandard" in err.value.message

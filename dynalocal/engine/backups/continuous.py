@@ -13,6 +13,7 @@ from dynalocal.engine.context import Context
 from dynalocal.journal import history as files
 from dynalocal.storage.database import TableEntry
 from dynalocal.storage.history import Entry, History
+from dynalocal.storage.partition import Record
 
 DAY = 86400.0
 
@@ -29,6 +30,14 @@ def restorable(ctx: Context, entry: TableEntry, when: float) -> bool:
     """Whether `when` is in the window (to the second: a client may send whole seconds only)."""
     earliest, latest = window(ctx, entry)
     return math.floor(earliest) <= when <= latest
+
+
+def as_of(ctx: Context, entry: TableEntry, when: float) -> tuple[list[bytes], list[Record]]:
+    """The table's items at `when` (in its window), as sorted keys and their records: what a
+    point-in-time restore loads and a point-in-time export writes."""
+    state = ctx.db.histories[entry.key].items_at(when)
+    keys = sorted(state)
+    return keys, [state[k] for k in keys]
 
 
 def _start(ctx: Context, entry: TableEntry, entries: list[Entry] | None = None) -> History:

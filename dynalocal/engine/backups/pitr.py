@@ -74,8 +74,7 @@ def restore_table_to_point_in_time(ctx: Context, caller: Caller, body: dict) -> 
                 "RestoreDateTime must be between EarliestRestorableDateTime and LatestRestorableDateTime")
     else:
         raise invalid("Either RestoreDateTime or UseLatestRestorableTime must be specified")
-    state = history.items_at(when)
-    keys = sorted(state)
+    keys, records = continuous.as_of(ctx, entry, when)
     meta = orjson.loads(encode_meta(entry))  # the source's current settings (GSIs, LSIs, billing, SSE)
     summary = {"SourceTableArn": entry.arn, "RestoreDateTime": when}
-    return restore.restore(ctx, caller, target, meta, body, keys, [state[k] for k in keys], summary)
+    return restore.restore(ctx, caller, target, meta, body, keys, records, summary)

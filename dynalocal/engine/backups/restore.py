@@ -1,29 +1,39 @@
 """A restore: a new table from a source table's metadata (with the request's overrides) and items.
 
 The table is created by CreateTable's own handler (same checks, indexes, capacity, CREATING status
-with `--transient-delay`); its items are then loaded into its partitions directly (it is new: no
-listener has anything to follow), its indexes back-filled, and with a data directory every item is
-logged with the request, so the restore is durable once answered. Tags, stream, TTL and PITR are
-not restored (docs/behaviour/backups.md).
+with `--transient-delay`); its items are then put into its partitions directly (it is new: no
+listener has anything to follow) with their GSI, LSI and vector index entries, SLICE at a time.
+A small restore is loaded within the request; a large one in the background on the event loop
+(engine.jobs), the table CREATING with RestoreInProgress meanwhile (engine.loads), so other requests
+are served. With a data directory every item is journaled (with the request, or slice by slice);
+a restore cut off by a stop is removed at the next start. Tags, stream, TTL and PITR are not
+restored (docs/behaviour/backups.md §2).
 """
 from __future__ import annotations
 
+import logging
 from bisect import bisect_left
+from collections.abc import Iterator
+from contextlib import nullcontext
 from typing import Any
 
 import orjson
 
-from dynalocal.engine import tables
+from dynalocal.engine import jobs, loads, tables, vector_specs
 from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import new_table_name
 from dynalocal.engine.context import Context
 from dynalocal.errors import TableAlreadyExistsException, invalid
 from dynalocal.storage.database import TableEntry
-from dynalocal.storage.index import Index
-from dynalocal.storage.partition import Record
+from dynalocal.storage.partition import Partition, Record
 from dynalocal.storage.table import Table
 
+log = logging.getLogger("dynalocal")
+
+SLICE = 5_000  # items loaded per slice (tens of milliseconds with one GSI): the longest a request waits
+INLINE = 10_000  # restores of at most this many items are loaded within the request
 INDEX_MEMBERS = ("IndexName", "KeySchema", "Projection", "ProvisionedThroughput", "OnDemandThroughput")
+VECTOR_MEMBERS = ("IndexName", "VectorAttribute", "SearchSchema", "Projection", "Dimensions", "DistanceFunction")
 
 
 def check_target(ctx: Context, caller: Caller, target: str) -> str:
@@ -56,6 +66,19 @@ def _indexes(source: list[dict], override: list[dict] | None, billing: str, tabl
     return out
 
 
+def vector_indexes(source: list[dict], override: list[dict] | None) -> list[dict]:
+    """The restored table's vector indexes (built from the data): the source's (those not being
+    deleted), or those of them VectorIndexOverride names (it may only drop indexes)."""
+    live = {s["IndexName"]: {k: s[k] for k in VECTOR_MEMBERS if k in s}
+            for s in source if s.get("IndexStatus") != "DELETING"}
+    if override is None:
+        return list(live.values())
+    for index in override:
+        if index["IndexName"] not in live:
+            raise invalid(f"VectorIndex override names an index the source table does not have: {index['IndexName']}")
+    return [live[index["IndexName"]] for index in override]
+
+
 def creation_request(target: str, meta: dict, body: dict) -> dict[str, Any]:
     """The CreateTable request that makes the restored table (source metadata + the request's overrides)."""
     billing = body.get("BillingModeOverride", meta["billing_mode"])
@@ -67,12 +90,15 @@ def creation_request(target: str, meta: dict, body: dict) -> dict[str, Any]:
         out["ProvisionedThroughput"] = pt
     gsis = _indexes(meta["gsis"], body.get("GlobalSecondaryIndexOverride"), billing, pt, "GlobalSecondaryIndex")
     lsis = _indexes(meta["lsis"], body.get("LocalSecondaryIndexOverride"), billing, pt, "LocalSecondaryIndex")
+    vectors = vector_indexes(meta.get("vector_indexes") or [], body.get("VectorIndexOverride"))
     if gsis:
         out["GlobalSecondaryIndexes"] = gsis
     if lsis:
         out["LocalSecondaryIndexes"] = lsis
+    if vectors:
+        out["VectorIndexes"] = vectors
     used = {e["AttributeName"] for e in meta["key_schema"]} | {
-        e["AttributeName"] for i in gsis + lsis for e in i["KeySchema"]}
+        e["AttributeName"] for i in gsis + lsis for e in i["KeySchema"]} | vector_specs.schema_names(vectors)
     out["AttributeDefinitions"] = [d for d in meta["attribute_definitions"] if d["AttributeName"] in used]
     extra = meta["extra"]
     for member, override in (("SSESpecification", "SSESpecificationOverride"),
@@ -88,44 +114,72 @@ def creation_request(target: str, meta: dict, body: dict) -> dict[str, Any]:
 def restore(ctx: Context, caller: Caller, target: str, meta: dict, body: dict, keys: list[bytes],
             records: list[Record], summary: dict[str, Any]) -> dict:
     """Create `target` from `meta` and the overrides in `body`, holding these items (all keys, in key
-    order); answer the RestoreTableFromBackup / RestoreTableToPointInTime response."""
+    order); answer the RestoreTableFromBackup / RestoreTableToPointInTime response. Up to INLINE items
+    are loaded within the request; more in the background, the table CREATING meanwhile (engine.loads)."""
     tables.create_table(ctx, caller, creation_request(target, meta, body))
     entry = ctx.db.tables[caller.scope + target]
-    fill(entry, keys, records)
-    if ctx.journal is not None:
-        ctx.journal.adopt(entry.table)
     entry.extra["RestoreSummary"] = summary
+    if len(keys) <= INLINE:
+        for _ in _load(ctx, entry, keys, records, in_request=True):
+            pass
+    else:
+        loads.hold(entry)
+        jobs.background(ctx, _background(ctx, entry, keys, records))
     description = tables.describe(entry, status="CREATING")
     description["RestoreSummary"] = {**summary, "RestoreInProgress": True}
     return {"TableDescription": description}
 
 
-def fill(entry: TableEntry, keys: list[bytes], records: list[Record]) -> None:
-    """Load items (sorted by key) into a new table's partitions and back-fill its indexes."""
-    table = entry.table
-    starts = [bisect_left(keys, part.lo_key) for part in table.partitions] + [len(keys)]
-    for part, a, b in zip(table.partitions, starts, starts[1:]):
-        if a < b:
-            part.load(keys[a:b], records[a:b])
-    for index in table.indexes.values():
-        _backfill(index, table)
+def _background(ctx: Context, entry: TableEntry, keys: list[bytes], records: list[Record]) -> Iterator[float]:
+    """A large restore's load, slice by slice; then the table is ACTIVE. A failure removes the table; a
+    stop leaves it to the next start (engine.loads)."""
+    try:
+        yield from _load(ctx, entry, keys, records, in_request=False)
+    except Exception:
+        log.exception("restore of table %s failed: the table is removed", entry.name)
+        loads.abandon(ctx, entry)
+        return
+    loads.release(ctx, entry)
 
 
-def _backfill(index: Index, table: Table) -> None:
-    """Index.backfill in bulk: each index partition's entries loaded at once (one sort-based build) rather
-    than inserted one by one; the index is new and empty."""
-    loads = orjson.loads
-    found: dict[int, tuple[list[bytes], list[Record]]] = {}
-    for part in table.partitions:
-        for key, record in part.items():
-            item = loads(record[0])
+def _load(ctx: Context, entry: TableEntry, keys: list[bytes], records: list[Record],
+          in_request: bool) -> Iterator[float]:
+    """Put the items (sorted by key) in the new table's partitions with their index entries, SLICE at a
+    time; with a data directory each slice is journaled (with the request, or as a batch of its own)."""
+    table, journal = entry.table, ctx.journal
+    for part, (a, b) in zip(table.partitions, spans(table, keys)):
+        for start in range(a, b, SLICE):
+            end = min(start + SLICE, b)
+            with nullcontext() if in_request else loads.journaled(ctx, None, entry):
+                fill(table, part, keys[start:end], records[start:end])
+                if journal is not None:
+                    journal.adopt(table, zip(keys[start:end], records[start:end]))
+            yield 0.0
+
+
+def fill(table: Table, part: Partition, keys: list[bytes], records: list[Record]) -> None:
+    """Put items of a new table (no listener has anything to follow) in its partition `part`, with
+    their secondary and vector index entries."""
+    put = part.put
+    for key, record in zip(keys, records):
+        put(key, record)
+    indexes, vectors = list(table.indexes.values()), list(table.vectors.values())
+    if not indexes and not vectors:
+        return
+    loads_json = orjson.loads
+    for key, record in zip(keys, records):
+        item = loads_json(record[0])
+        for index in indexes:
             store_key = index.store_key(item, key)
             if store_key is not None:  # oversized index keys are skipped, as DynamoDB does
-                i = index.partition_index(store_key)
-                keys_records = found.get(i)
-                if keys_records is None:
-                    keys_records = found[i] = ([], [])
-                keys_records[0].append(store_key)
-                keys_records[1].append(index.entry(item, record))
-    for i, (keys, records) in found.items():
-        index.partitions[i].load(keys, records)
+                index.partition_of(store_key).put(store_key, index.entry(item, record))
+        if vectors:
+            cache: dict = {}
+            for vector in vectors:
+                vector.put(key, item, cache)
+
+
+def spans(table: Table, keys: list[bytes]) -> list[tuple[int, int]]:
+    """For sorted keys: the (start, end) slice of them each of the table's partitions holds."""
+    starts = [bisect_left(keys, part.lo_key) for part in table.partitions] + [len(keys)]
+    return list(zip(starts, starts[1:]))
