@@ -1,5 +1,6 @@
 """Admin routes that tell the user about their tables: the table list, the diagnosis report, the
-heat-map series and the console's files (its DynamoDB routes are in dynamodb_routes).
+heat-map series and the console's files (its DynamoDB routes are in dynamodb_routes). Under
+`--auth verify` + `--isolation region|account` a signer sees only its own tables (admin.scoping).
 
 Units everywhere: capacity in DynamoDB's units (RCU/WCU, or RRU/WRU on demand), rates per
 second; sizes in bytes as DynamoDB counts item size (attribute names plus values).
@@ -13,11 +14,13 @@ from starlette.requests import Request
 from starlette.responses import JSONResponse, PlainTextResponse, Response
 from starlette.routing import Route
 
+from dynalocal.admin.scoping import not_yours, resolve, scoped_signer, visible
 from dynalocal.capacity.report import modes_text, snapshot, table_throttling, vector_data
 from dynalocal.diagnosis.collect import WINDOW, collect
 from dynalocal.diagnosis.engine import as_json, diagnose
 from dynalocal.diagnosis.render import render_report
 from dynalocal.diagnosis.vectors import vector_lines, vector_report
+from dynalocal.engine.caller import Caller
 from dynalocal.engine.context import Context
 from dynalocal.values.keys import KeySchema
 from dynalocal.values.multikey import MultiKey
@@ -28,10 +31,13 @@ CONSOLE_FILES = {"console.html": "text/html; charset=utf-8", "console.js": JS, "
 HEAT_SECONDS = 60
 
 
-def table_list(ctx: Context) -> list[dict]:
-    """Every table with its item count, size and partitions, and the same for its indexes."""
+def table_list(ctx: Context, signer: Caller | None = None) -> list[dict]:
+    """Every table (or a scoped signer's own) with its item count, size and partitions, and the same
+    for its indexes."""
     out = []
     for name, entry in sorted(ctx.db.tables.items()):
+        if not visible(signer, name):
+            continue
         table = entry.table
         indexes = [{"name": index.name, "kind": "GSI" if index.is_global else "LSI",
                     "item_count": index.item_count, "size_bytes": index.size_bytes,
@@ -55,15 +61,15 @@ def _keys(schema: KeySchema, multi: MultiKey | None = None) -> dict:
     return out
 
 
-def report(ctx: Context, table: str | None = None) -> list:
-    """The diagnosis of every table (or one)."""
-    return diagnose(collect(ctx, table))
+def report(ctx: Context, table: str | None = None, signer: Caller | None = None) -> list:
+    """The diagnosis of every table (or one; or a scoped signer's own)."""
+    return diagnose([f for f in collect(ctx, table) if visible(signer, f.table)])
 
 
-def report_json(ctx: Context, table: str | None = None) -> dict:
+def report_json(ctx: Context, table: str | None = None, signer: Caller | None = None) -> dict:
     """The report as JSON; each table also says its throttling mode and its would-be throttles, and
     a table with vector indexes its vector meters (`vectors`: diagnosis/vectors.py)."""
-    tables = as_json(report(ctx, table))
+    tables = as_json(report(ctx, table, signer))
     for t in tables:
         entry = ctx.db.tables.get(t["table"])
         if entry is not None:
@@ -74,10 +80,11 @@ def report_json(ctx: Context, table: str | None = None) -> dict:
     return {"window_seconds": WINDOW, "throttling": ctx.settings.throttling, "tables": tables}
 
 
-def vectors_text(ctx: Context, table: str | None = None) -> str:
-    """The text report's vector section: one block per table with vector indexes ('' if none)."""
+def vectors_text(ctx: Context, tables: str | list[str] | None = None) -> str:
+    """The text report's vector section: one block per table (all, one, or these) with vector indexes."""
     lines: list[str] = []
-    for name in [table] if table is not None else sorted(ctx.db.tables):
+    names = sorted(ctx.db.tables) if tables is None else [tables] if isinstance(tables, str) else tables
+    for name in names:
         entry = ctx.db.tables.get(name)
         vectors = vector_data(ctx.capacity, entry, ctx.capacity.clock()) if entry is not None else None
         if vectors is not None:
@@ -109,25 +116,33 @@ def heat(ctx: Context, name: str, seconds: int = HEAT_SECONDS) -> dict | None:
 
 def diagnosis_routes(ctx: Context) -> list[Route]:
     """The routes above, for admin.py to mount under /_dynalocal/."""
-    async def tables(_: Request) -> Response:
-        return JSONResponse({"tables": table_list(ctx)})
+    async def tables(request: Request) -> Response:
+        return JSONResponse({"tables": table_list(ctx, scoped_signer(request))})
 
     async def report_route(request: Request) -> Response:
-        table = request.query_params.get("table")
+        signer, named = scoped_signer(request), request.query_params.get("table")
+        table = None if named is None else resolve(signer, named)
+        if named is not None and table is None:
+            return not_yours()
         if table is not None and table not in ctx.db.tables:
-            return JSONResponse({"error": f"no table named {table}"}, status_code=404)
+            return JSONResponse({"error": f"no table named {named}"}, status_code=404)
         if request.query_params.get("format") == "text":
-            text = (modes_text(ctx.capacity, ctx.db, table) + render_report(report(ctx, table), WINDOW)
-                     + vectors_text(ctx, table))
+            names = table if signer is None or table is not None else [n for n in sorted(ctx.db.tables)
+                                                                     if visible(signer, n)]
+            text = (modes_text(ctx.capacity, ctx.db, names) + render_report(report(ctx, table, signer), WINDOW)
+                    + vectors_text(ctx, names))
             return PlainTextResponse(text)
-        return Response(orjson.dumps(report_json(ctx, table)), media_type="application/json")
+        return Response(orjson.dumps(report_json(ctx, table, signer)), media_type="application/json")
 
     async def heat_route(request: Request) -> Response:
         try:
             seconds = max(1, min(300, int(request.query_params.get("seconds", HEAT_SECONDS))))
         except ValueError:
             seconds = HEAT_SECONDS
-        data = heat(ctx, request.path_params["table"], seconds)
+        name = resolve(scoped_signer(request), request.path_params["table"])
+        if name is None:
+            return not_yours()
+        data = heat(ctx, name, seconds)
         if data is None:
             return JSONResponse({"error": f"no table named {request.path_params['table']}"}, status_code=404)
         return Response(orjson.dumps(data), media_type="application/json")

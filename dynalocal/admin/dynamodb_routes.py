@@ -1,9 +1,9 @@
 """The console's DynamoDB routes: `read` (Scan, Query, DescribeTable) and `write` (tables, items,
 PartiQL), each dispatched to the engine and answered exactly as DynamoDB answers, errors included.
 
-Two routes, not one, because the guard treats them apart: under `--auth verify` with
-`--isolation region|account` a signature opens `read` for the signer's own tables only (guard.SCOPED),
-while `write` needs the admin token (or the console's log-in cookie), like every route that changes state.
+Under `--auth verify` with `--isolation region|account` a signature opens both for the signer's own
+tables only (guard.is_scoped, admin.scoping): the engine puts a bare table name (in PartiQL too) in
+the signer's scope as for any SDK request, and a catalog key of another scope is refused with 403.
 """
 from __future__ import annotations
 
@@ -15,10 +15,10 @@ from starlette.responses import JSONResponse, Response
 from starlette.routing import Route
 
 from dynalocal.admin.guard import SIGNER
+from dynalocal.admin.scoping import not_yours, visible
 from dynalocal.engine.caller import ANONYMOUS, Caller
 from dynalocal.engine.context import Context
 from dynalocal.engine.dispatch import dispatch
-from dynalocal.errors import access_denied_body
 
 READ_OPERATIONS = ("Scan", "Query", "DescribeTable")
 WRITE_OPERATIONS = ("CreateTable", "DeleteTable", "PutItem", "UpdateItem", "DeleteItem", "GetItem",
@@ -32,9 +32,8 @@ def _caller(request: Request, body: dict) -> Caller | Response:
     signer: Caller | None = request.scope.get(SIGNER)
     if signer is not None:
         if isinstance(name, str) and "/" in name:
-            if not name.startswith(signer.scope) or "/" in name[len(signer.scope):]:
-                return Response(access_denied_body("a signed admin read sees only the signer's own tables"),
-                                status_code=403, media_type="application/json")
+            if not visible(signer, name):
+                return not_yours()
             body["TableName"] = name[len(signer.scope):]
         return signer
     if isinstance(name, str) and "/" in name:

@@ -18,8 +18,9 @@ headers, no preflight), and on a network bind anyone can reach the server. So, s
 * Under `--auth verify`, every guarded route requires the admin token or a valid SigV4 signature
   of a known credential (the path, query and body signed; X-Amz-Target is not needed), on any
   bind. Under `--isolation region|account` a signature opens only the routes that serve the
-  signer's own tables (`SCOPED`: the read API); the others show or wipe every account's tables
-  and need the token.
+  signer's own tables (`is_scoped`: the table list, report, partitions, heat, and the console's
+  read and write APIs; admin.scoping); the others (reset: it drops every account's tables; the
+  console's page) need the token.
 """
 from __future__ import annotations
 
@@ -41,7 +42,9 @@ READ_METHODS = frozenset({"GET", "HEAD"})
 SIMPLE_TYPES = frozenset({b"", b"application/x-www-form-urlencoded", b"multipart/form-data", b"text/plain"})
 SAME_SITE = frozenset({b"same-origin", b"none"})
 SIGNER = "dynalocal.signer"  # ASGI scope key: the Caller of a verified SigV4-signed admin request
-SCOPED = frozenset({"/_dynalocal/read"})  # routes that serve a signer only its own tables
+# routes that serve a signer only its own tables (admin.scoping), and those per table
+SCOPED = frozenset({"/_dynalocal/read", "/_dynalocal/write", "/_dynalocal/tables", "/_dynalocal/report"})
+SCOPED_TABLE_ROUTES = ("/partitions", "/heat")  # /_dynalocal/tables/{table}/...
 LOG_IN_OUT = frozenset({LOGIN_PATH, LOGOUT_PATH})  # open to same-origin requests; log-in checks the token
 CROSS_ORIGIN = "cross-origin requests to dynalocal's admin endpoints are refused"
 
@@ -128,10 +131,16 @@ def verified_refusal(auth: Authenticator, scope: Scope, body: bytes, token: str 
                                    headers, body, target=False)
     except DynamoError as err:
         return f"the request's signature was refused: {err.code}: {err.message}", None
-    if caller.scope and scope["path"] not in SCOPED:
+    if caller.scope and not is_scoped(scope["path"]):
         return (f"under --isolation {auth.isolation} a signature opens only {', '.join(sorted(SCOPED))} "
-                "(the signer's own tables); this admin endpoint needs the admin token"), None
+                f"and /_dynalocal/tables/{{table}}/{{partitions,heat}} (the signer's own tables); "
+                "this admin endpoint needs the admin token"), None
     return None, caller
+
+
+def is_scoped(path: str) -> bool:
+    """The route at `path` serves a signer its own tables only, so a scoped signature may use it."""
+    return path in SCOPED or (path.startswith("/_dynalocal/tables/") and path.endswith(SCOPED_TABLE_ROUTES))
 
 
 async def _read_body(receive: Receive) -> bytes:

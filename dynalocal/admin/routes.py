@@ -7,6 +7,7 @@ from starlette.routing import Route
 
 from dynalocal.admin.diagnosis_routes import diagnosis_routes
 from dynalocal.admin.dynamodb_routes import dynamodb_routes
+from dynalocal.admin.scoping import not_yours, resolve, scoped_signer
 from dynalocal.capacity.report import meter_data
 from dynalocal.engine.context import Context
 from dynalocal.engine.reset import reset_database
@@ -62,10 +63,12 @@ def admin_routes(ctx: Context) -> list[Route]:
         return JSONResponse({"status": "ok", "tables": len(ctx.db.tables)})
 
     async def partitions(request: Request) -> Response:
-        name = request.path_params["table"]
+        name = resolve(scoped_signer(request), request.path_params["table"])
+        if name is None:
+            return not_yours()
         entry = ctx.db.tables.get(name)
         if entry is None:
-            return JSONResponse({"error": f"no table named {name}"}, status_code=404)
+            return JSONResponse({"error": f"no table named {request.path_params['table']}"}, status_code=404)
         return JSONResponse({"table": name, "billing_mode": entry.billing_mode,
                              "partitions": partition_stats(ctx, entry), "indexes": index_stats(ctx, entry)})
 

@@ -154,12 +154,12 @@ def table_throttling(cap: Capacity, entry: TableEntry) -> dict[str, Any]:
     return {"throttling": cap.mode(entry), "would_be": counts}
 
 
-def modes_text(cap: Capacity, db: Database, table: str | None = None) -> str:
-    """The report's header: the server's mode in words, and per table its mode (when a tag sets
-    it) and its would-be throttles, with where to refuse them."""
+def modes_text(cap: Capacity, db: Database, table: str | list[str] | None = None) -> str:
+    """The report's header: the server's mode in words, and per table (of every table, one, or a
+    list) its mode (when a tag sets it) and its would-be throttles, with where to refuse them."""
     server = cap.settings.throttling
     lines = [f"Throttling {server}: {WHAT.get(server, server)}."]
-    names = [table] if table is not None else sorted(db.tables)
+    names = [table] if isinstance(table, str) else sorted(db.tables) if table is None else table
     for name in names:
         entry = db.tables.get(name)
         if entry is None:

@@ -25,7 +25,8 @@ def repair(argv: list[str]) -> int:
 
     # each subcommand loads only what it uses (see main)
     from dynalocal.journal.repair import repair_directory
-    from dynalocal.journal.snaprepair import check_streams, repair_snapshot, restore_base  # (as above)
+    from dynalocal.journal.snaprepair import repair_snapshot, restore_base  # (as above)
+    from dynalocal.journal.streamrepair import repair_streams  # (as above)
 
     directory = Path(args.data_dir)
     if not directory.is_dir():
@@ -39,12 +40,12 @@ def repair(argv: list[str]) -> int:
     try:
         base = [line for line in (repair_snapshot(directory), restore_base(directory)) if line is not None]
         done = repair_directory(directory)
-        unrepaired = check_streams(directory)
+        streams = repair_streams(directory)
     finally:
         if lock is not None:
             os.close(lock)
-    if unrepaired is not None:
-        base.append(unrepaired)
+    if streams is not None:
+        base.append(streams)
     if not done and not base:
         print(f"dynalocal repair: the write-ahead log in {directory} has no damage; nothing changed")
         return 0
@@ -53,7 +54,7 @@ def repair(argv: list[str]) -> int:
     for segment in done:
         print(segment.describe())
     print("Records of a table whose creation was in dropped bytes are skipped at start-up (it says how many).")
-    return 0 if unrepaired is None else 1
+    return 0
 
 
 def main(argv: list[str] | None = None) -> None:

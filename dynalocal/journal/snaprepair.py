@@ -9,7 +9,7 @@ that generation and nothing is lost. A chunk is only kept while the table it bel
 so no item is ever restored into the wrong table. Items in dropped chunks are lost unless the
 log after the snapshot rewrote them. A missing snapshot is replaced by an empty one, so the
 log after it can be replayed: the tables it held are lost, and start-up says how many
-records of them it skipped.
+records of them it skipped. A damaged stream snapshot is salvaged apart (streamrepair.py).
 """
 from __future__ import annotations
 
@@ -19,10 +19,8 @@ from pathlib import Path
 
 from dynalocal.journal.repair import keep_original, replace_atomically
 from dynalocal.journal.snapshot import CHUNKS, MAGIC, SnapshotError, load, plain_chunk, snapshot_path, snapshots
-from dynalocal.journal.streamlog import load_snapshot as load_streams
 from dynalocal.journal.wal import FRAME, frame, read_frames, segments
 from dynalocal.storage.database import Database
-from dynalocal.storage.streams import StreamRegistry
 
 _END = struct.Struct("<IQ")
 _COUNT = struct.Struct("<I")
@@ -117,17 +115,3 @@ def restore_base(directory: Path) -> str | None:
     replace_atomically(path, MAGIC + frame(b"E" + _END.pack(0, 0)))
     return (f"{path.name} was missing: wrote an empty one, so start-up replays the log from {segs[0][1].name}; "
             "the tables and items it held are lost (start-up reports the records of them it skips as lost to damage)")
-
-
-def check_streams(directory: Path) -> str | None:
-    """Whether the newest stream snapshot would stop start-up (repair does not rebuild it): what to say, or None."""
-    snaps = snapshots(directory)
-    if not snaps:
-        return None
-    try:
-        load_streams(directory, snaps[-1][0], StreamRegistry())
-    except (SnapshotError, ValueError, KeyError, struct.error, UnicodeDecodeError) as err:
-        return (f"{err}: the stream snapshot is damaged and repair does not rebuild stream snapshots; start-up "
-                "still refuses. Move it away to start without the stream records it held (tables and items are kept)")
-    return None
-

@@ -6,6 +6,7 @@ import itertools
 import subprocess
 import sys
 
+import boto3
 import pytest
 from conftest import LiveServer
 from server_process import ServerProcess, scan_all
@@ -210,16 +211,39 @@ def test_repair_stands_in_for_a_missing_snapshot_and_says_what_is_lost(tmp_path)
         assert "4 log records of tables lost to damage skipped" in server.log().split("=== start")[-1]
 
 
-def test_repair_does_not_say_nothing_changed_for_a_damaged_stream_snapshot(tmp_path):
+def stream_records(server: ServerProcess) -> list[str]:
+    """The keys of every record in the table `items`'s stream, in order (all shards from their trim horizon)."""
+    session = boto3.session.Session(aws_access_key_id="test", aws_secret_access_key="test", region_name="us-east-1")
+    streams = session.client("dynamodbstreams", endpoint_url=server.url)
+    arn = server.client().describe_table(TableName="items")["Table"]["LatestStreamArn"]
+    keys = []
+    for shard in streams.describe_stream(StreamArn=arn)["StreamDescription"]["Shards"]:
+        iterator = streams.get_shard_iterator(StreamArn=arn, ShardId=shard["ShardId"],
+                                              ShardIteratorType="TRIM_HORIZON")["ShardIterator"]
+        while iterator:
+            page = streams.get_records(ShardIterator=iterator)
+            keys += [r["dynamodb"]["Keys"]["pk"]["S"] for r in page["Records"]]
+            iterator = page.get("NextShardIterator") if page["Records"] else None
+    return keys
+
+
+def stream_snapshot(server: ServerProcess) -> None:
+    """Stop `server` once its newest stream snapshot holds 40 records of table `items`."""
+    server.client().create_table(
+        TableName="items", BillingMode="PAY_PER_REQUEST", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
+        AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
+        StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"})
+    put(server.client(), range(40))
+    assert server.stop() in (0, -15)
+
+
+def test_repair_salvages_a_stream_snapshot_with_a_flipped_bit(tmp_path):
+    """One bit flipped in the newest stream snapshot: start-up refuses; repair keeps every intact record, sets the
+    original aside, says what it dropped and exits 0; start-up then serves the items and the records kept."""
     data = tmp_path / "data"
     server = ServerProcess(data, log_path=tmp_path / "server.log")
     with server:
-        server.client().create_table(
-            TableName="items", BillingMode="PAY_PER_REQUEST", KeySchema=[{"AttributeName": "pk", "KeyType": "HASH"}],
-            AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
-            StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"})
-        put(server.client(), range(20))
-        assert server.stop() in (0, -15)
+        stream_snapshot(server)
         (streams,) = data.glob("streams-*.dat")
         raw = bytearray(streams.read_bytes())
         raw[len(raw) // 2] ^= 0x04
@@ -227,8 +251,43 @@ def test_repair_does_not_say_nothing_changed_for_a_damaged_stream_snapshot(tmp_p
         with pytest.raises(RuntimeError, match=streams.name):
             server.start()
         done = repair(data)
-        assert done.returncode == 1 and "nothing changed" not in done.stdout
-        assert f"{streams.name}: checksum mismatch" in done.stdout and "does not rebuild stream snapshots" in done.stdout
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert "nothing changed" not in done.stdout and f"{streams.name}: checksum mismatch" in done.stdout
+        assert "records from it, dropped " in done.stdout and "bytes at offset" in done.stdout
+        assert f"kept as {streams.name}.damaged" in done.stdout
+        assert (data / (streams.name + ".damaged")).read_bytes() == bytes(raw)
+        server.start()
+        assert len(scan_all(server.client(), "items")) == 40  # tables and items are kept
+        kept = stream_records(server)
+        assert 30 <= len(kept) < 40 and len(set(kept)) == len(kept)  # one record (or a few) lost, no other
+        assert set(kept) < {f"k{i:04d}" for i in range(40)}
+        put(server.client(), range(40, 42))
+        assert {"k0040", "k0041"} <= set(stream_records(server))  # the stream goes on
+        server.kill()
+        assert repair(data).stdout.strip().endswith("has no damage; nothing changed")
+
+
+def test_repair_writes_an_empty_stream_snapshot_when_nothing_in_it_can_be_read(tmp_path):
+    data = tmp_path / "data"
+    server = ServerProcess(data, log_path=tmp_path / "server.log")
+    with server:
+        stream_snapshot(server)
+        (streams,) = data.glob("streams-*.dat")
+        streams.write_bytes(b"\xff" * streams.stat().st_size)
+        done = repair(data)
+        assert done.returncode == 0, done.stdout + done.stderr
+        assert f"nothing in it could be read: wrote an empty {streams.name}" in done.stdout
+        assert "tables and items are kept" in done.stdout
+        assert streams.read_bytes() == streamlog.MAGIC
+        server.start()
+        assert len(scan_all(server.client(), "items")) == 40
+        put(server.client(), range(40, 42))  # writes go on
+        assert "disable and re-enable it (UpdateTable StreamSpecification)" in done.stdout
+        client = server.client()
+        client.update_table(TableName="items", StreamSpecification={"StreamEnabled": False})
+        client.update_table(TableName="items", StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"})
+        put(client, range(50, 52))
+        assert stream_records(server) == ["k0050", "k0051"]  # a new stream, as the message says
 
 
 def test_an_empty_log_without_a_snapshot_is_not_taken_for_a_lost_base(tmp_path):
