@@ -14,7 +14,7 @@ from dynalocal.engine.context import Context
 from dynalocal.errors import ValidationException
 from dynalocal.expressions import ast as A
 from dynalocal.expressions import searchcond
-from dynalocal.expressions.compile import template
+from dynalocal.expressions.compile import check_unused, template
 from dynalocal.expressions.projection import Projection
 from dynalocal.storage.vectorcheck import F32_MAX
 from dynalocal.storage.vectors import MIN_WRITE_BYTES, VectorIndex
@@ -46,7 +46,7 @@ def search_vectors(ctx: Context, caller: Caller, body: dict) -> dict:
     group, filters, empty = _condition(index, body.get("SearchConditionExpression"), names, values,
                                        used_names, used_values)
     projection = _projection(body.get("ProjectionExpression"), names, used_names)
-    _check_unused(names, values, used_names, used_values)
+    check_unused(names, values, used_names, used_values)
     found, examined = ([], 0) if empty else index.search(group, query, k, filters)
     results, vectors_out = _results(entry.table, index, found, projection)
     out: dict[str, Any] = {"SearchResults": results}
@@ -143,17 +143,6 @@ def _projection(text: str | None, names: dict, used_names: set[str]) -> Projecti
     used_names.update(tpl.names)
     paths = cast("tuple[A.Path, ...]", tpl.payload)  # a projection template's payload
     return Projection([A.resolve_path(p, names) for p in paths])
-
-
-def _check_unused(names: dict, values: dict, used_names: set[str], used_values: set[str]) -> None:
-    unused = [k for k in names if k not in used_names]
-    if unused:
-        raise ValidationException(
-            f"Value provided in ExpressionAttributeNames unused in expressions: keys: {{{', '.join(unused)}}}")
-    unused = [k for k in values if k not in used_values]
-    if unused:
-        raise ValidationException(
-            f"Value provided in ExpressionAttributeValues unused in expressions: keys: {{{', '.join(unused)}}}")
 
 
 def _results(table: Any, index: VectorIndex, found: list[tuple[bytes, float]],

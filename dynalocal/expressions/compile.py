@@ -356,6 +356,12 @@ def _compile(params: dict, operation: str, plan: _Plan | None) -> Compiled:
                 plan.filter = (tpl.payload, tpl.paths)
             elif param == "ProjectionExpression":
                 plan.projection = out.projection
+    check_unused(names, values, used_names, used_values)
+    return out
+
+
+def check_unused(names: dict, values: dict, used_names: set[str], used_values: set[str]) -> None:
+    """DynamoDB refuses expression attribute names or values that no expression of the request uses."""
     unused = [k for k in names if k not in used_names]
     if unused:
         raise ValidationException(
@@ -364,4 +370,3 @@ def _compile(params: dict, operation: str, plan: _Plan | None) -> Compiled:
     if unused:
         raise ValidationException(
             f"Value provided in ExpressionAttributeValues unused in expressions: keys: {{{', '.join(unused)}}}")
-    return out
