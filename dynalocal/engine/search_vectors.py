@@ -59,13 +59,17 @@ def search_vectors(ctx: Context, caller: Caller, body: dict) -> dict:
 
 def _query_vector(elements: list) -> np.ndarray:
     """The search vector as float64, each element a finite f32-range number, else INVALID_VECTOR."""
-    texts = [e.get("N") if type(e) is dict and len(e) == 1 else None for e in elements]
-    if not all(type(t) is str for t in texts):
-        raise ValidationException(INVALID_VECTOR)
+    floats: list[float] = []
+    append = floats.append  # one plain loop: 768 elements cost ~0.1 ms, numpy's string parsing ~0.5 ms
     try:
-        numbers_ = np.array(texts, dtype=np.float64)
-    except ValueError:
+        for e in elements:
+            text = e["N"] if type(e) is dict and len(e) == 1 else None
+            if type(text) is not str:
+                raise ValidationException(INVALID_VECTOR)
+            append(float(text))
+    except (KeyError, ValueError):
         raise ValidationException(INVALID_VECTOR) from None
+    numbers_ = np.array(floats, dtype=np.float64)
     if not (np.isfinite(numbers_).all() and (np.abs(numbers_) <= F32_MAX).all()):
         raise ValidationException(INVALID_VECTOR)
     return numbers_.astype(np.float32).astype(np.float64)  # f32 elements, f64 accumulation
@@ -153,16 +157,23 @@ def _results(table: Any, index: VectorIndex, found: list[tuple[bytes, float]],
     with_vector = 0
     attribute = index.attribute
     for key, score in found:
+        if projection is None:  # the common case: the item without its vector, decoded once
+            shown = index.result(table, key)
+            if shown is None:  # cannot happen: the index follows every write
+                continue
+            visible, item_bytes = shown
+            size += item_bytes + 32
+            if size > MAX_RESPONSE_BYTES:
+                break
+            out.append({"Item": visible, "Score": score})
+            continue
         item = index.item(table, key)  # the table's, or under a lag the one still indexed
-        if item is None:  # cannot happen: the index follows every write
+        if item is None:
             continue
         visible = item if index.projected is None else {k: v for k, v in item.items() if k in index.projected}
-        if projection is None:
-            visible.pop(attribute, None)
-        else:
-            if attribute in visible:
-                visible[attribute] = _f32_list(visible[attribute])
-            visible = projection.apply(visible)
+        if attribute in visible:
+            visible[attribute] = _f32_list(visible[attribute])
+        visible = projection.apply(visible)
         size += item_size(visible) + 32
         if size > MAX_RESPONSE_BYTES:
             break

@@ -109,6 +109,9 @@ class VectorIndex:
         self.pending: deque[tuple[float, bytes, dict | None]] = deque()
         # and for each key with queued writes, the item as the index still sees it and how many are queued
         self.held: dict[bytes, tuple[dict | None, int]] = {}
+        # search results as shown without the vector, with their size: decoding a result's item (its
+        # vector's hundreds of numbers) was a third of a search; an entry goes when its key is written
+        self.shown: dict[bytes, tuple[dict, int]] = {}
 
     @property
     def item_count(self) -> int:
@@ -148,6 +151,7 @@ class VectorIndex:
         return group, vector, filters
 
     def remove(self, key: bytes) -> bool:
+        self.shown.pop(key, None)
         at = self.rows.pop(key, None)
         if at is None:
             return False
@@ -180,6 +184,7 @@ class VectorIndex:
         if not indexed and self.entry(old_item) is None:
             return None
         self.pending.append((due, key, new_item))
+        self.shown.pop(key, None)
         seen, queued = self.held.get(key, (old_item, 0))
         self.held[key] = (seen, queued + 1)
         return self.write_bytes(new_item if indexed else None)
@@ -203,6 +208,22 @@ class VectorIndex:
             return held[0]
         record = table.get(key)
         return orjson.loads(record[0]) if record is not None else None
+
+    def result(self, table: Table, key: bytes) -> tuple[dict, int] | None:
+        """The item of an indexed key as a search result shows it without the vector (projected), and
+        its size; decoded once and kept until the key is written (`shown`, at most SHOWN_MAX entries)."""
+        found = self.shown.get(key)
+        if found is None:
+            item = self.item(table, key)
+            if item is None:
+                return None
+            projected, vector = self.projected, self.attribute
+            visible = {k: v for k, v in item.items() if k != vector and (projected is None or k in projected)}
+            found = (visible, item_size(visible))
+            if len(self.shown) >= SHOWN_MAX:
+                self.shown.clear()
+            self.shown[key] = found
+        return found
 
     def write_bytes(self, item: dict | None) -> float:
         """Approximate VectorWriteRequestBytes of indexing the item (docs/behaviour/vectors.md §5)."""
@@ -240,6 +261,9 @@ class VectorIndex:
         if self.metric == "DOT_PRODUCT":
             found = [(key, -score) for key, score in found]
         return found, n
+
+
+SHOWN_MAX = 4096  # cached search results per index (VectorIndex.result)
 
 
 def _plain(av: dict | None) -> object:
