@@ -101,10 +101,8 @@ def cancel_bulk_operation(ctx: Context, caller: Caller, body: dict) -> dict:
 
 
 def _job(ctx: Context, caller: Caller, body: dict) -> Job:
-    job = find(ctx, BULK, body["BulkOperationArn"], caller.scope)
-    if job is None:
-        raise ResourceNotFoundException(f"{NOT_FOUND}: {body['BulkOperationArn']}")
-    return job
+    arn = body["BulkOperationArn"]
+    return find(ctx, BULK, arn, caller.scope, ResourceNotFoundException(f"{NOT_FOUND}: {arn}"))
 
 
 class _Outputs:

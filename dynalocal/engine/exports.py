@@ -74,10 +74,9 @@ def export_table_to_point_in_time(ctx: Context, caller: Caller, body: dict) -> d
 
 def describe_export(ctx: Context, caller: Caller, body: dict) -> dict:
     """An export's description; an unknown ARN is ExportNotFoundException."""
-    job = find(ctx, EXPORT, body["ExportArn"], caller.scope)
-    if job is None:
-        raise ExportNotFoundException(f"Export not found: {body['ExportArn']}")
-    return {"ExportDescription": job.desc}
+    arn = body["ExportArn"]
+    return {"ExportDescription": find(ctx, EXPORT, arn, caller.scope,
+                                      ExportNotFoundException(f"Export not found: {arn}")).desc}
 
 
 def list_exports(ctx: Context, caller: Caller, body: dict) -> dict:

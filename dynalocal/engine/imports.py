@@ -64,10 +64,9 @@ def import_table(ctx: Context, caller: Caller, body: dict) -> dict:
 
 def describe_import(ctx: Context, caller: Caller, body: dict) -> dict:
     """An import's description; an unknown ARN is ImportNotFoundException."""
-    job = find(ctx, IMPORT, body["ImportArn"], caller.scope)
-    if job is None:
-        raise ImportNotFoundException(f"Import not found: {body['ImportArn']}")
-    return {"ImportTableDescription": job.desc}
+    arn = body["ImportArn"]
+    return {"ImportTableDescription": find(ctx, IMPORT, arn, caller.scope,
+                                           ImportNotFoundException(f"Import not found: {arn}")).desc}
 
 
 def list_imports(ctx: Context, caller: Caller, body: dict) -> dict:

@@ -83,10 +83,12 @@ def jobs(ctx: Context) -> dict[str, Job]:
     return _state(ctx)["all"]
 
 
-def find(ctx: Context, kind: str, arn: str, scope: str) -> Job | None:
-    """The job of that kind and ARN visible to a caller of `scope`, or None."""
+def find(ctx: Context, kind: str, arn: str, scope: str, missing: DynamoError) -> Job:
+    """The job of that kind and ARN visible to a caller of `scope`; `missing` is raised when there is none."""
     job = jobs(ctx).get(arn)
-    return job if job is not None and job.kind == kind and job.scope == scope else None
+    if job is None or job.kind != kind or job.scope != scope:
+        raise missing
+    return job
 
 
 def same_token(ctx: Context, kind: str, token: str | None, params: bytes, scope: str,

@@ -137,16 +137,20 @@ class Durability:
         """Bytes of log written since the newest snapshot."""
         return self.commits.writer.position - self._log_base
 
+    def _regular(self) -> int:
+        """The log size at which a snapshot is taken whatever the live data."""
+        return max(self.snapshot_min_bytes, self.snapshot_bytes // 4, self._snapshot_retry)
+
     def _plan_snapshot(self, checked: int = 0) -> None:
         """Set the log size of the next snapshot or compaction check (`checked`: the size just checked)."""
-        regular = max(self.snapshot_min_bytes, self.snapshot_bytes // 4, self._snapshot_retry)
+        regular = self._regular()
         # A large fallback generation (kept after a compaction) is itself reason to compact again soon.
         floor = self._compact_floor if self._kept_bytes <= self._compact_floor else 0
         self._snapshot_at = min(regular, max(checked + COMPACT_CHECK, self._snapshot_retry, floor))
 
     def _due(self, log_bytes: int) -> bool:
         """At `_snapshot_at`: whether to snapshot now (the log is long, or compaction pays); else plan a check."""
-        if log_bytes >= max(self.snapshot_min_bytes, self.snapshot_bytes // 4, self._snapshot_retry):
+        if log_bytes >= self._regular():
             return True
         live = sum(entry.table.size_bytes for entry in self.db.tables.values())
         disk = self._kept_bytes + self.snapshot_bytes + log_bytes

@@ -185,14 +185,17 @@ class Index(ItemStore):
                 units += write_units(entry[1])  # an unchanged entry costs no index write
         return units
 
+    def add(self, table_key: bytes, item: dict, record: Record) -> None:
+        """Put the entry of a table item the index does not hold yet (back-fills and restores)."""
+        store_key = self.store_key(item, table_key)
+        if store_key is not None:  # store_key skips oversized index keys, as DynamoDB does
+            self.partition_of(store_key).put(store_key, self.entry(item, record))
+
     def backfill(self, table: Table) -> None:
         """Load every existing table item (used when a GSI is added by UpdateTable)."""
         for part in table.partitions:
             for key, record in part.items():
-                item = orjson.loads(record[0])
-                store_key = self.store_key(item, key)
-                if store_key is not None:  # store_key skips oversized index keys, as DynamoDB does
-                    self.partition_of(store_key).put(store_key, self.entry(item, record))
+                self.add(key, orjson.loads(record[0]), record)
 
 
 def maintain(m: Mutation) -> dict[str, float] | None:

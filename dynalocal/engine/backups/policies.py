@@ -32,8 +32,8 @@ def _revision(ctx: Context) -> str:
 
 
 def attach(ctx: Context, entry: TableEntry, policy: str) -> str:
-    """Attach `policy` to the table (CreateTable's ResourcePolicy); return its RevisionId."""
-    check(policy)
+    """Attach `policy`, already `check`ed before the table was made, to the table (CreateTable's
+    ResourcePolicy); return its RevisionId."""
     revision = _revision(ctx)
     entry.resource_policies[""] = [policy, revision]
     return revision

@@ -170,9 +170,7 @@ def fill(table: Table, part: Partition, keys: list[bytes], records: list[Record]
     for key, record in zip(keys, records):
         item = loads_json(record[0])
         for index in indexes:
-            store_key = index.store_key(item, key)
-            if store_key is not None:  # oversized index keys are skipped, as DynamoDB does
-                index.partition_of(store_key).put(store_key, index.entry(item, record))
+            index.add(key, item, record)
         if vectors:
             cache: dict = {}
             for vector in vectors:
