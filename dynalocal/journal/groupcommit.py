@@ -15,9 +15,10 @@ whatever has been written (frames written during an fsync share the next one):
 - `none` mode: at once, and nobody waits (a killed process loses nothing, a crashed machine
   may).
 
-An fsync costs about 180 µs of wall time on this project's test VM (ext4 on a virtio disk),
-60 µs of it CPU time of the syncing thread (fdatasync of an append; see bench/fsync_cost.py):
-sharing one among all the writers at hand is what makes journaled writes cheap.
+An fsync of a 4 KB group costs about 80-140 µs of wall time on this project's test VM (ext4 on a
+virtio disk), 40-70 µs of it CPU time of the syncing thread (fdatasync into the zero-filled log,
+journal.wal.LogWriter; bench/fsync_cost.py): sharing one among all the writers at hand is what
+makes journaled writes cheap.
 
 A failed fsync means the bytes since the last good one may or may not be on disk: they are
 cut off the log (back to the last durable frame), `on_failure` undoes their changes in

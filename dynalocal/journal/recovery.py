@@ -109,12 +109,20 @@ def _fallback(directory: Path, db: Database, snaps: list[tuple[int, Path]], err:
     return base
 
 
+def _holds_nothing(path: Path) -> bool:
+    """A segment with no frame: its header alone, or followed by the zeros a live segment is filled with."""
+    if path.stat().st_size <= len(MAGIC):
+        return True
+    data = path.read_bytes()
+    return data.count(0, len(MAGIC)) == len(data) - len(MAGIC)
+
+
 def check_base(directory: Path, base: int | None, segs: list[tuple[int, Path]]) -> list[tuple[int, Path]]:
     """Refuse a log whose first generation has no snapshot to start from (the generation-0 log starts empty);
     return the segments to replay. A log without a snapshot that holds nothing (left by start-ups without
     writes of an earlier version, which skipped generations) is removed: the log starts again at 0."""
     if base is None and segs and segs[0][0] > 0:
-        if all(path.stat().st_size <= len(MAGIC) for _, path in segs):
+        if all(_holds_nothing(path) for _, path in segs):
             for _, path in segs:
                 path.unlink()
             return []
@@ -255,6 +263,7 @@ def _recover(directory: Path, db: Database) -> Recovery:
     replayer = Replayer(db)
     empty: list[Path] = []
     torn: tuple[Path, int, int, str, int] | None = None  # the damaged tail to cut: _cut's arguments
+    zero_tails: list[tuple[Path, int]] = []
     for i, (_generation, path) in enumerate(segs):
         scan = scan_segment(path)
         if scan.problem is not None and (scan.resume is not None or i < len(segs) - 1):
@@ -272,9 +281,14 @@ def _recover(directory: Path, db: Database) -> Recovery:
             # (the last is written next; removing the first would leave the log without its start)
         if scan.problem is not None:
             torn = (path, scan.good_end, scan.file_size, scan.problem, len(scan.groups))
+        elif scan.good_end < scan.file_size:
+            zero_tails.append((path, scan.good_end))
     # Only now, with the whole log read and found recoverable, is anything in the directory changed.
     for path in empty:
         path.unlink()
+    for path, end in zero_tails:  # the zero-filled end of the segment a stopped server wrote (wal.LogWriter)
+        if path not in empty:
+            os.truncate(path, end)
     if torn is not None:
         result.problems.append(_cut(*torn))
     replayer.flush()

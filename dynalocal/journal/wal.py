@@ -42,6 +42,9 @@ _CANDIDATE = re.compile(rb"(?=.{8}[\x01-\x06][\x00-\xff][\x00-\x03])", re.DOTALL
 # fdatasync also persists the file size (needed to read appended data back) but skips mtime: much cheaper.
 _datasync = getattr(os, "fdatasync", os.fsync)
 
+ZERO_FILL = 1 << 20  # bytes of zeros the live segment is extended by at a time (LogWriter)
+_ZEROS = bytes(ZERO_FILL)
+
 _NAMES: dict[bytes, str] = {}  # table names as decoded once (a log repeats a few names many times)
 _RAW_NAMES: dict[str, bytes] = {}  # and as encoded once
 
@@ -142,16 +145,16 @@ class Scan:
 
 
 def read_frames(data: bytes, start: int) -> Iterator[tuple[int, bytes | str]]:
-    """(offset, payload) of each intact frame from `start`; a final (offset, reason) if the tail is bad."""
+    """(offset, payload) of each intact frame from `start`; a final (offset, reason) if the tail is bad.
+
+    Zeros to the end of the file are no damage: a live segment is zero-filled ahead of its frames."""
     pos, end = start, len(data)
     while pos < end:
-        if end - pos < FRAME.size:
-            yield pos, "torn frame header"
+        if end - pos < FRAME.size or data[pos:pos + 4] == b"\0\0\0\0":  # no room for a frame, or length 0:
+            if data.count(0, pos) != end - pos:  # (only zeros from here: the zero-filled end of a live segment)
+                yield pos, "torn frame header" if end - pos < FRAME.size else "empty frame"
             return
         length, crc = FRAME.unpack_from(data, pos)
-        if length == 0:
-            yield pos, "empty frame"
-            return
         if end - pos - FRAME.size < length:
             yield pos, "torn frame (length exceeds the file)"
             return
@@ -230,6 +233,12 @@ class LogWriter:
     segments and never reused (after a cut it jumps past the bytes cut). `mark` is the pair
     (position, file offset) after the latest whole frame, replaced in one assignment so the
     fsync thread reads a consistent pair while the event loop appends.
+
+    The live segment is zero-filled ahead of its frames (`ZERO_FILL` bytes at a time, `zeroed`
+    is the file's size): a frame then lands in blocks that already exist, so its fdatasync
+    writes data only, not the ext4 metadata of a growing file (bench/fsync_cost.py, a 4 KB group:
+    80-239 -> 42-66 us of CPU, 175-566 -> 83-143 us of wall time on the test VM). Scanning takes a zero
+    tail for the end of the log (`read_frames`); closed segments are cut back to their frames.
     """
 
     def __init__(self, directory: Path, generation: int) -> None:
@@ -238,16 +247,17 @@ class LogWriter:
         self.position = 0
         self._cut_pending: int | None = None  # an offset the file must be cut back to before the next append
         self.fd, self.offset = self._open(generation)
+        self.zeroed = self.offset  # the file's size: bytes from `offset` to here are zeros
         self.mark = (0, self.offset)
 
     def _open(self, generation: int) -> tuple[int, int]:
-        """Open (creating) a segment for appending; return (fd, its size). A failure leaves no new file."""
+        """Open (creating) a segment for writing; return (fd, its size). A failure leaves no new file."""
         path = segment_path(self.directory, generation)
-        fd = os.open(path, os.O_WRONLY | os.O_CREAT | os.O_APPEND, 0o644)
+        fd = os.open(path, os.O_WRONLY | os.O_CREAT, 0o644)
         try:
             size = os.fstat(fd).st_size
             if size == 0:
-                self._write_all(fd, MAGIC)
+                self._write_all(fd, MAGIC, 0)
                 size = len(MAGIC)
             fsync_directory(self.directory)
         except OSError:
@@ -258,12 +268,14 @@ class LogWriter:
         return fd, size
 
     @staticmethod
-    def _write_all(fd: int, data: bytes) -> None:
-        written = os.write(fd, data)
+    def _write_all(fd: int, data: bytes, offset: int) -> None:
+        written = os.pwrite(fd, data, offset)
         if written < len(data):  # rare for regular files (a signal, a full disk): finish or raise
             view = memoryview(data)[written:]
             while view:
-                view = view[os.write(fd, view):]
+                offset += written
+                written = os.pwrite(fd, view, offset)
+                view = view[written:]
 
     def append(self, payload: bytes) -> int:
         """Write one framed group to the OS (not yet synced); return the new position.
@@ -274,21 +286,32 @@ class LogWriter:
             self.cut(self._cut_pending)  # a cut that failed before: until it succeeds, nothing is written
         data = frame(payload)
         before = self.offset
+        end = before + len(data)
         try:
-            self._write_all(self.fd, data)
+            if end > self.zeroed:
+                self._zero_fill(end)
+            self._write_all(self.fd, data, before)
         except OSError:
             self._try_cut(before)
             raise
-        self.offset = before + len(data)
+        self.offset = end
         self.position += len(data)
-        self.mark = (self.position, self.offset)
+        self.mark = (self.position, end)
         return self.position
+
+    def _zero_fill(self, end: int) -> None:
+        """Extend the file with zeros past `end` (whole `ZERO_FILL` steps)."""
+        zeroed = self.zeroed
+        while zeroed < end:
+            self._write_all(self.fd, _ZEROS, zeroed)
+            zeroed += ZERO_FILL
+            self.zeroed = zeroed
 
     def cut(self, offset: int) -> None:
         """Truncate the current segment back to `offset` (the end of a whole frame); raises if it cannot."""
         os.ftruncate(self.fd, offset)
         self._cut_pending = None
-        self.offset = offset
+        self.offset = self.zeroed = offset
         self.mark = (self.position, offset)
 
     def _try_cut(self, offset: int) -> None:
@@ -300,16 +323,23 @@ class LogWriter:
     def sync(self) -> None:
         _datasync(self.fd)
 
+    def _finish(self) -> None:
+        """Cut the zero tail off the current segment and sync it: it will not be written again."""
+        if self.zeroed > self.offset:
+            os.ftruncate(self.fd, self.offset)
+            self.zeroed = self.offset
+        os.fsync(self.fd)
+
     def rotate(self, generation: int) -> None:
         """Sync the current segment and continue in a new one (on failure, in the current one)."""
-        os.fsync(self.fd)
+        self._finish()
         fd, size = self._open(generation)
         os.close(self.fd)
-        self.fd, self.offset, self.generation = fd, size, generation
+        self.fd, self.offset, self.zeroed, self.generation = fd, size, size, generation
         self.mark = (self.position, size)
 
     def close(self) -> None:
         if self.fd >= 0:
-            os.fsync(self.fd)
+            self._finish()
             os.close(self.fd)
             self.fd = -1

@@ -14,6 +14,8 @@ import boto3
 from botocore.config import Config
 from conftest import TEST_HOSTS, free_port
 
+from dynalocal.journal.wal import scan_segment
+
 
 class ServerProcess:
     """One server process at a time on a fixed port; its stderr goes to a log file."""
@@ -99,3 +101,9 @@ def scan_all(client, table: str, **kwargs) -> list[dict]:
         start = page.get("LastEvaluatedKey")
         if not start:
             return items
+
+
+def log_frames(segment: Path) -> bytes:
+    """A log segment's bytes up to the end of its last frame: a killed server leaves the live segment
+    zero-filled past it (journal.wal.LogWriter), and damage is made to what was written."""
+    return segment.read_bytes()[:scan_segment(segment).good_end]

@@ -11,7 +11,7 @@ from pathlib import Path
 import pytest
 from botocore.exceptions import ClientError
 from conftest import LiveServer
-from server_process import ServerProcess, scan_all
+from server_process import ServerProcess, log_frames, scan_all
 
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
@@ -204,7 +204,7 @@ def test_damaged_log_tail_is_cut_with_one_log_line_and_earlier_data_kept(tmp_pat
     with server:
         written = write_then_kill(server, 20)
         segment = last_segment(data)
-        raw = segment.read_bytes()
+        raw = log_frames(segment)
         if damage == "garbage":
             segment.write_bytes(raw + os.urandom(5000))
             expected = written

@@ -18,7 +18,7 @@ import orjson
 import pytest
 from botocore.exceptions import ClientError
 from conftest import LiveServer
-from server_process import ServerProcess, scan_all
+from server_process import ServerProcess, log_frames, scan_all
 
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
@@ -95,14 +95,14 @@ class InjectedEnospc:
         writer = self.journal.commits.writer
         original = writer._write_all
 
-        def write_all(fd, data):
+        def write_all(fd, data, offset):
             if self.room is not None and len(data) > self.room:
-                os.write(fd, data[:self.room])  # what fits reaches the file, as on a full disk
+                os.pwrite(fd, data[:self.room], offset)  # what fits reaches the file, as on a full disk
                 self.room = 0
                 raise OSError(errno.ENOSPC, "No space left on device")
             if self.room is not None:
                 self.room -= len(data)
-            original(fd, data)
+            original(fd, data, offset)
 
         writer._write_all = write_all
         self.live = LiveServer(self.ctx)
@@ -196,7 +196,7 @@ def test_a_flipped_bit_inside_the_log_stops_start_up_and_repair_keeps_every_inta
             client.put_item(TableName="items", Item={"pk": {"S": f"k{i:04d}"}, "v": {"S": "x" * 200}})
         server.kill()
         (segment,) = [p for p in data.glob("wal-*.log") if p.stat().st_size > 8]
-        raw = bytearray(segment.read_bytes())
+        raw = bytearray(log_frames(segment))
         offset = len(raw) // 4
         raw[offset] ^= 0x04
         segment.write_bytes(bytes(raw))

@@ -36,10 +36,10 @@ class Faulty:
         self.full = False
         original = self.writer._write_all
 
-        def write_all(fd, data):
+        def write_all(fd, data, offset):
             if self.full:
                 raise OSError(errno.ENOSPC, "No space left on device")
-            original(fd, data)
+            original(fd, data, offset)
 
         self.writer._write_all = write_all
         self.live = LiveServer(self.ctx)

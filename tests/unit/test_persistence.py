@@ -106,7 +106,9 @@ def write_segment(path: Path, groups: list[bytes]) -> list[int]:
 
 
 @pytest.mark.parametrize("damage, problem, kept", [
-    (lambda d: d + b"\x00" * 64, "empty frame", 5),  # a zero-filled tail (ext4 after a crash)
+    (lambda d: d + b"\x00" * 64, None, 5),  # a zero-filled tail: the live segment's normal end (wal.LogWriter)
+    (lambda d: d + b"\x00" * 3, None, 5),
+    (lambda d: d + b"\x00" * 64 + b"\x01", "empty frame", 5),  # zeros, then bytes: damage
     (lambda d: d + b"\x07\x00", "torn frame header", 5),
     (lambda d: d[:-5], "torn frame (length exceeds the file)", 4),  # the last frame cut mid-record
     (lambda d: d[:-1] + bytes([d[-1] ^ 0x40]), "checksum mismatch", 4),  # the last frame corrupted
@@ -119,6 +121,44 @@ def test_damaged_tail_is_found_and_everything_before_it_kept(tmp_path, damage, p
     path.write_bytes(damage(path.read_bytes()))
     scan = wal.scan_segment(path)
     assert (scan.problem, scan.groups, scan.good_end) == (problem, groups[:kept], ends[kept - 1])
+
+
+def test_the_live_segment_is_zero_filled_ahead_and_cut_back_when_closed(tmp_path):
+    """Frames land in zero-filled blocks (cheaper fdatasync); scanning stops cleanly at the zeros."""
+    writer = wal.LogWriter(tmp_path, 0)
+    payloads = [b"p%d" % i * 100 for i in range(50)]
+    for payload in payloads:
+        writer.append(payload)
+    path = wal.segment_path(tmp_path, 0)
+    assert path.stat().st_size == len(wal.MAGIC) + wal.ZERO_FILL and writer.zeroed == path.stat().st_size
+    scan = wal.scan_segment(path)
+    assert (scan.groups, scan.problem, scan.good_end) == (payloads, None, writer.offset)
+    big = b"x" * (wal.ZERO_FILL + 10)  # past the zeros: extended by whole steps
+    writer.append(big)
+    assert path.stat().st_size == len(wal.MAGIC) + 2 * wal.ZERO_FILL
+    writer.rotate(1)  # the closed segment keeps only its frames
+    assert path.stat().st_size == writer_end(payloads + [big]) and wal.scan_segment(path).groups == payloads + [big]
+    writer.append(b"next")
+    writer.close()
+    assert wal.segment_path(tmp_path, 1).stat().st_size == len(wal.MAGIC) + len(wal.frame(b"next"))
+
+
+def writer_end(payloads: list[bytes]) -> int:
+    return len(wal.MAGIC) + sum(len(wal.frame(p)) for p in payloads)
+
+
+def test_recovery_cuts_the_zero_tail_a_killed_server_left(tmp_path):
+    entry = make_table(Database(), "alpha")
+    writer = wal.LogWriter(tmp_path, 0)
+    writer.append(wal.encode_group([(wal.META, "alpha", encode_meta(entry), None)]))
+    writer.append(wal.encode_group([(wal.PUT, "alpha", *record_for(entry, "p", 1))]))
+    end = writer.offset  # no close: as after kill -9
+    path = wal.segment_path(tmp_path, 0)
+    assert path.stat().st_size > end
+    recovered = Database()
+    result = recover(tmp_path, recovered)
+    assert result.problems == [] and result.groups == 2 and path.stat().st_size == end
+    assert recovered.tables["alpha"].table.item_count == 1 and result.next_generation == 1
 
 
 def test_intact_segment_has_no_problem(tmp_path):
