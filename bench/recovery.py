@@ -26,16 +26,17 @@ import time
 import urllib.request
 from pathlib import Path
 
-from dynalocal.engine.context import Context
+from peers import AUTH  # a well-formed signature header, as SDKs send (--auth relaxed wants one)
+
 from dynalocal.engine.caller import ANONYMOUS
+from dynalocal.engine.context import Context
 from dynalocal.engine.tables import create_table
-from dynalocal.values.blob import dumps
-from dynalocal.storage.mutation import Mutation
 from dynalocal.journal.snapshot import Image, write
 from dynalocal.journal.tablemeta import encode_meta
-from dynalocal.values.attributes import validate_item
 from dynalocal.journal.wal import META, PUT, LogWriter, encode_group
-from peers import AUTH  # a well-formed signature header, as SDKs send (--auth relaxed wants one)
+from dynalocal.storage.mutation import Mutation
+from dynalocal.values.attributes import validate_item
+from dynalocal.values.blob import dumps
 
 TABLE = {"TableName": "bench", "BillingMode": "PAY_PER_REQUEST",
          "KeySchema": [{"AttributeName": "pk", "KeyType": "HASH"}, {"AttributeName": "sk", "KeyType": "RANGE"}],
@@ -104,9 +105,12 @@ def time_startup(directory: Path | None) -> tuple[float, int, str]:
                     answer = json.loads(resp.read())
                 elapsed = time.perf_counter() - started
                 break
-            except urllib.error.HTTPError as err:  # answered (no such table: the in-memory baseline)
+            except urllib.error.HTTPError as err:
                 err.read()
-                elapsed, answer = time.perf_counter() - started, {"Table": {"ItemCount": 0}}
+                if err.code == 503:  # the port answers while the data directory loads: not ready yet
+                    time.sleep(0.01)
+                    continue
+                elapsed, answer = time.perf_counter() - started, {"Table": {"ItemCount": 0}}  # no such table
                 break
             except OSError:
                 if proc.poll() is not None:

@@ -1,7 +1,7 @@
 """On-demand backups on disk: one file per backup in `<data dir>/backups/`, written atomically.
 
 A file is the snapshot format for one table (journal.snapshot's framing and chunks): a magic
-header, a `B` frame with the backup's description (JSON), chunk frames (`Z`, compressed, or `C`) of its items in
+header, a `B` frame with the backup's description (JSON), chunk frames (`S` or `Z`, compressed, or `C`) of its items in
 key order, and an `E` frame with the item count. It is written to a temporary name, synced and
 renamed before CreateBackup answers, so a backup that was acknowledged survives kill -9, and one
 that exists is complete. DeleteBackup removes the file.

@@ -30,7 +30,7 @@ def _next_frame(data: bytes, start: int) -> int | None:
     """Offset of the first intact snapshot frame (table, chunk or end) after `start`, or None."""
     end = len(data)
     for pos in range(start + 1, end - FRAME.size):
-        if data[pos + FRAME.size] not in b"MCEZ":
+        if data[pos + FRAME.size] not in b"MCEZS":
             continue
         length, crc = FRAME.unpack_from(data, pos)
         if 0 < length <= end - pos - FRAME.size and zlib.crc32(data[pos + FRAME.size:pos + FRAME.size + length]) == crc:

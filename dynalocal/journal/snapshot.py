@@ -9,13 +9,16 @@ the exact state. File layout: a magic header, then frames (storage.wal framing) 
     b"M" name-length(u16) name meta-JSON            a table (its partitions follow)
     b"C" partition(u32) count(u32) key-offsets(u32 x count+1) value-offsets(u32 x count+1)
          sizes(u32 x count) keys values             a chunk of one partition's items, sorted
-    b"Z" zlib(a b"C" payload)                       the same, compressed (what `write` writes)
+    b"S" zstd(a b"C" payload)                       the same, compressed (what `write` writes)
+    b"Z" zlib(a b"C" payload)                       the same, compressed by earlier versions
     b"E" tables(u32) items(u64)                     the end; a file without it is invalid
 
-Chunks are compressed with zlib level 1 (stdlib, ~100 MB/s, in the writer's thread): uncompressed,
-a chunk spends beside the items' DynamoDB size the wire JSON's syntax (braces, quotes, type tags),
-the encoded key (token, length, the key values again) and 12 bytes of offsets per item, 1.5x the
-logical size for items of ~140 bytes and more for smaller ones. Files with "C" chunks still load.
+Chunks are compressed with zstd level 1 (`zstandard`, in the writer's thread): uncompressed, a chunk
+spends beside the items' DynamoDB size the wire JSON's syntax (braces, quotes, type tags), the encoded
+key (token, length, the key values again) and 12 bytes of offsets per item, 1.5x the logical size for
+items of ~140 bytes and more for smaller ones. zstd rather than zlib: 1M items of ~200 bytes (276 MB of
+chunks) compress in 0.54 s instead of 3.88 s and decompress in 0.30 s instead of 0.88 s (start-up) to
+130 MB instead of 141 MB. Files with "C" and "Z" chunks still load.
 
 The file is written to a temporary name, synced and renamed, so a snapshot file that
 exists is complete.
@@ -28,10 +31,16 @@ import struct
 import sys
 import zlib
 from array import array
+from collections import deque
 from collections.abc import Generator, Iterable, Iterator
+from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
 from itertools import accumulate
 from pathlib import Path
+from threading import local
+
+import zstandard
+from zstandard import ZstdError
 
 from dynalocal.journal.tablemeta import encode_meta, restore_meta
 from dynalocal.journal.wal import FRAME, frame, fsync_directory, read_frames
@@ -41,11 +50,12 @@ from dynalocal.storage.mutation import RECOVERY, Mutation
 MAGIC = b"DLSNAP\x00\x01"
 CHUNK_ITEMS = 8192
 CHUNK_BYTES = 8 * 1024 * 1024  # a chunk frame is split until its item bytes fit
-LEVEL = 1  # zlib's fastest: most of the gain of the higher levels at a fraction of their time
-CHUNKS = (b"C", b"Z")
+LEVEL = 1  # zstd's fastest: most of the gain of the higher levels at a fraction of their time
+CHUNKS = (b"C", b"Z", b"S")
 _SNAPSHOT = re.compile(r"snapshot-(\d{8})\.snap")
 _U16, _U32, _END = struct.Struct("<H"), struct.Struct("<II"), struct.Struct("<IQ")
 _BIG_ENDIAN = sys.byteorder == "big"
+_codecs = local()  # per thread: snapshots and backups are written in executor threads
 
 
 class SnapshotError(Exception):
@@ -130,7 +140,7 @@ def _chunk_frames(index: int, keys: list[bytes], records: list[tuple[bytes, int]
         return
     raw = b"".join((b"C", _U32.pack(index, len(keys)), _u32_array(accumulate(map(len, keys), initial=0)),
                     _u32_array(blob_offsets), _u32_array(sizes), b"".join(keys), b"".join(blobs)))
-    yield frame(b"Z" + zlib.compress(raw, LEVEL))
+    yield frame(b"S" + _zstd().compress(raw))
 
 
 def write(image: Image, directory: Path, generation: int) -> int:
@@ -168,15 +178,31 @@ def _u32_list(data: bytes, start: int, count: int) -> tuple[array, int]:
 
 
 def plain_chunk(payload: bytes) -> bytes:
-    """A chunk frame's payload as a b"C" payload (decompressing a b"Z" one). Raises SnapshotError."""
-    if payload[:1] == b"Z":
+    """A chunk frame's payload as a b"C" payload (decompressing a b"S" or b"Z" one). Raises SnapshotError."""
+    kind = payload[:1]
+    if kind == b"S" or kind == b"Z":
         try:
-            payload = zlib.decompress(payload[1:])
-        except zlib.error as err:
+            payload = _unzstd().decompress(payload[1:]) if kind == b"S" else zlib.decompress(payload[1:])
+        except (zlib.error, ZstdError) as err:
             raise SnapshotError(f"undecodable compressed chunk: {err}") from None
         if payload[:1] != b"C":
             raise SnapshotError("compressed chunk holds no chunk")
     return payload
+
+
+def _zstd() -> zstandard.ZstdCompressor:
+    """A compressor for this thread (zstandard's objects are not to be shared between threads)."""
+    compressor = getattr(_codecs, "compressor", None)
+    if compressor is None:
+        compressor = _codecs.compressor = zstandard.ZstdCompressor(level=LEVEL)
+    return compressor
+
+
+def _unzstd() -> zstandard.ZstdDecompressor:
+    decompressor = getattr(_codecs, "decompressor", None)
+    if decompressor is None:
+        decompressor = _codecs.decompressor = zstandard.ZstdDecompressor()
+    return decompressor
 
 
 def _decode_chunk(payload: bytes) -> tuple[int, list[bytes], list[tuple[bytes, int]]]:
@@ -232,15 +258,37 @@ def verify(path: Path) -> int:
     raise SnapshotError(f"{path.name}: incomplete (no end frame)")
 
 
+AHEAD = 2  # compressed chunks decompressed ahead of the one being loaded (memory: a few 8 MB chunks)
+
+
+def _ahead(data: bytes, pool: ThreadPoolExecutor) -> Iterator[tuple[int, bytes | str, Future[bytes] | None]]:
+    """read_frames' (offset, payload), each compressed chunk with its plain payload being decompressed in
+    `pool` meanwhile (zstd and zlib release the GIL: on a second core, while the last chunk is loaded)."""
+    pending: deque[tuple[int, bytes | str, Future[bytes] | None]] = deque()
+    for offset, payload in read_frames(data, len(MAGIC)):
+        plain = None
+        if not isinstance(payload, str) and payload[:1] in (b"S", b"Z"):
+            plain = pool.submit(plain_chunk, payload)
+        pending.append((offset, payload, plain))
+        if len(pending) > AHEAD:
+            yield pending.popleft()
+    yield from pending
+
+
 def load(path: Path, db: Database) -> tuple[int, int]:
     """Load a snapshot into an empty database; return (tables, items). Raises SnapshotError."""
     data = path.read_bytes()
     if data[:len(MAGIC)] != MAGIC:
         raise SnapshotError(f"{path.name}: not a dynalocal snapshot")
+    with ThreadPoolExecutor(1, "dynalocal-snapshot-load") as pool:
+        return _load_frames(path, data, db, pool)
+
+
+def _load_frames(path: Path, data: bytes, db: Database, pool: ThreadPoolExecutor) -> tuple[int, int]:
     entry: TableEntry | None = None
     parts: dict[int, tuple[list, list]] = {}
     items = 0
-    for offset, payload in read_frames(data, len(MAGIC)):
+    for offset, payload, plain in _ahead(data, pool):
         if isinstance(payload, str):
             raise SnapshotError(f"{path.name}: {payload} at offset {offset}")
         kind = payload[:1]
@@ -253,7 +301,7 @@ def load(path: Path, db: Database) -> tuple[int, int]:
             name = payload[3:3 + length].decode()
             entry = restore_meta(db, name, payload[3 + length:])
         elif kind in CHUNKS and entry is not None:
-            index, keys, records = _decode_chunk(payload)
+            index, keys, records = _decode_chunk(plain.result() if plain is not None else payload)
             if keys:
                 collected = parts.setdefault(index, ([], []))
                 collected[0].extend(keys)

@@ -4,6 +4,7 @@ from __future__ import annotations
 import logging
 import random
 import tempfile
+import zlib
 from pathlib import Path
 
 import orjson
@@ -191,8 +192,9 @@ def test_snapshot_round_trip_with_partitions_metadata_and_big_chunks(tmp_path, m
     assert restored.tables["alpha"].contributor_insights == {None: "ENABLED"}
 
 
-def test_snapshot_chunks_are_compressed_and_uncompressed_ones_still_load(tmp_path, monkeypatch):
-    """`write` compresses chunks ("Z" frames); a snapshot of plain "C" chunks (earlier versions) loads the same."""
+def test_snapshot_chunks_are_compressed_and_earlier_formats_still_load(tmp_path, monkeypatch):
+    """`write` compresses chunks with zstd ("S" frames); snapshots of plain "C" chunks and of zlib "Z" chunks
+    (earlier versions) load the same."""
     db = Database()
     entry = make_table(db, "alpha", 2)
     for i in range(500):
@@ -200,23 +202,28 @@ def test_snapshot_chunks_are_compressed_and_uncompressed_ones_still_load(tmp_pat
     image = snap.Image()
     list(image.capture(db, chunk=100))
     compressed = snap.write(image, tmp_path, 1)
-    monkeypatch.setattr(snap.zlib, "compress", lambda raw, level: raw)  # what an earlier version wrote:
-    monkeypatch.setattr(snap, "_chunk_frames", _plain_chunk_frames(snap._chunk_frames))  # "C" frames
+    kinds = {payload[:1] for _, payload in wal.read_frames(snap.snapshot_path(tmp_path, 1).read_bytes(), 8)}
+    assert kinds == {b"M", b"S", b"E"}
+    chunk_frames = snap._chunk_frames
+    monkeypatch.setattr(snap, "_chunk_frames", _earlier_chunk_frames(chunk_frames, lambda raw: raw))  # "C"
     plain = snap.write(image, tmp_path, 2)
+    monkeypatch.setattr(snap, "_chunk_frames", _earlier_chunk_frames(chunk_frames, lambda raw: b"Z" + zlib.compress(raw)))
+    snap.write(image, tmp_path, 3)
     monkeypatch.undo()
     assert compressed * 3 < plain
-    for generation in (1, 2):
+    for generation in (1, 2, 3):
         restored = Database()
         assert snap.load(snap.snapshot_path(tmp_path, generation), restored) == (1, 500)
         assert state(restored) == state(db)
 
 
-def _plain_chunk_frames(chunk_frames):
-    """_chunk_frames as before compression: "C" payloads, framed."""
-    def plain(*args):
+def _earlier_chunk_frames(chunk_frames, encode):
+    """_chunk_frames as an earlier version wrote them: the "C" payload, as `encode` makes it, framed."""
+    def earlier(*args):
         for framed in chunk_frames(*args):
-            yield wal.frame(framed[wal.FRAME.size + 1:])
-    return plain
+            raw = snap.plain_chunk(framed[wal.FRAME.size:])
+            yield wal.frame(encode(raw))
+    return earlier
 
 
 def test_verify_reads_a_snapshot_back_without_loading_it(tmp_path):
