@@ -1,4 +1,5 @@
-"""Startup time, idle RSS, memory per stored item for 1M items of ~200 bytes, and Query latency by table size.
+"""Startup time (empty, and on a snapshot of 1M items), idle RSS, memory per stored item for 1M items of
+~200 bytes, and Query latency by table size.
 
 The 1M items are 10,000 partition keys x 100 sort keys, so the same server then answers
 Queries of 100 items from a 1M-item table and from a 1k-item table, measured end to end
@@ -7,8 +8,11 @@ with wrk, interleaved.
 from __future__ import annotations
 
 import http.client
+import shutil
 import statistics
+import tempfile
 import threading
+from pathlib import Path
 
 import orjson
 
@@ -18,6 +22,8 @@ from workloads import PAYLOAD, Workload
 
 STARTS = 7
 LOADERS = 4
+ITEM_PAYLOAD = PAYLOAD + "." * 28  # items of ~200 bytes (DynamoDB size), as the issue's memory target says
+SNAPSHOT_STARTS = 3
 
 
 def _post(conn: http.client.HTTPConnection, target: str, body: bytes) -> dict:
@@ -38,7 +44,7 @@ def _load(port: int, table: str, start: int, stop: int) -> None:
     conn = http.client.HTTPConnection("127.0.0.1", port)
     for base in range(start, stop, 25):
         requests = [{"PutRequest": {"Item": {"pk": {"S": f"p-{i // PER_KEY:07d}"}, "sk": {"N": str(i % PER_KEY)},
-                                             "payload": {"S": PAYLOAD}}}} for i in range(base, min(base + 25, stop))]
+                                             "payload": {"S": ITEM_PAYLOAD}}}} for i in range(base, min(base + 25, stop))]
         pending = {table: requests}
         while pending:
             pending = _post(conn, "BatchWriteItem", orjson.dumps({"RequestItems": pending})).get("UnprocessedItems")
@@ -96,6 +102,27 @@ def measure(items: int) -> dict:
             "bytes_per_item": (after - before) * 1024 * 1024 / max(1, size["ItemCount"]), **latency}
 
 
+def snapshot_startup(items: int) -> dict:
+    """Start-up on a data directory whose snapshot holds `items` items of ~200 bytes (what a clean stop
+    leaves): the median over SNAPSHOT_STARTS starts of the seconds from spawn to the first answer that
+    shows every item (bench/recovery.py builds the directory in process and times the starts)."""
+    import recovery  # bench/recovery.py
+
+    directory = Path(tempfile.mkdtemp(prefix="dynalocal-bench-startup-"))
+    try:
+        recovery.build(directory, items, 0, 200, snapshot=True)
+        seconds = []
+        for _ in range(SNAPSHOT_STARTS):
+            elapsed, count, _ = recovery.time_startup(directory)
+            if count != items:
+                raise RuntimeError(f"start-up recovered {count} items, expected {items}")
+            seconds.append(elapsed)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+    return {"snapshot_items": items, "snapshot_startup_s": statistics.median(seconds),
+            "snapshot_startup_s_all": seconds}
+
+
 def _query(table: str, keys: int) -> Workload:
     return Workload(f"Query {table}", "Query",
                     f"string.format('{{\"TableName\":\"{table}\",\"KeyConditionExpression\":\"pk = :p\","
@@ -117,6 +144,9 @@ def print_report(m: dict) -> None:
           f"{len(m['startup_s_all'])} starts; idle RSS {m['idle_rss_mb']:.1f} MB")
     print(f"{m['items']} items of {m['item_bytes_avg']:.0f} bytes (DynamoDB size): RSS {m['rss_before_mb']:.0f} -> "
           f"{m['rss_after_mb']:.0f} MB, {m['bytes_per_item']:.0f} bytes per item")
+    if "snapshot_startup_s" in m:
+        print(f"start-up on a snapshot of {m['snapshot_items']} items (spawn to first answer): median "
+              f"{m['snapshot_startup_s']:.2f} s ({', '.join(f'{t:.2f}' for t in m['snapshot_startup_s_all'])})")
     print(f"Query of 100 items, p50 over HTTP (1 connection): 1k-item table {m['query_p50_ms_1k']:.3f} ms, "
           f"1M-item table {m['query_p50_ms_1m']:.3f} ms, ratio {m['query_latency_ratio_1m_1k']:.2f}")
 

@@ -56,6 +56,12 @@ def targets(results: dict, memory: dict | None) -> list[tuple[str, float | None,
     if memory and "query_latency_ratio_1m_1k" in memory:
         add("Query(100): cost on 1M items / on 1k items (p50 latency, 1 connection)",
             memory["query_latency_ratio_1m_1k"], "<= 1.2", lambda v: v <= 1.2)
+    if memory and "snapshot_startup_s" in memory:
+        add(f"start-up on a snapshot of {memory['snapshot_items']} items: seconds to the first answer",
+            memory["snapshot_startup_s"], "< 1", lambda v: v < 1)
+    if memory and "bytes_per_item" in memory:
+        add(f"RSS per item at {memory['items']} items of {memory['item_bytes_avg']:.0f} bytes (bytes)",
+            memory["bytes_per_item"], "< 300", lambda v: v < 300)
     for workload, by in results.items():
         if OFF in by:
             add(f"{workload}: --throttling enforce / off (req/s)", _ratio(by[MEMORY]["rps"], by[OFF]["rps"]),

@@ -98,6 +98,7 @@ def main() -> None:
     print("\nloaded RSS: " + ", ".join(f"{k} {v:.0f} MB" for k, v in loaded_rss.items()))
     if not args.no_memory:
         out["memory"] = memory.measure(args.items)
+        out["memory"].update(memory.snapshot_startup(args.items))
         memory.print_report(out["memory"])
     out["targets"] = report.targets(results, out.get("memory"))
     report.print_targets(out["targets"])
