@@ -84,7 +84,7 @@ def variants(loop) -> tuple[dict, list[Transport]]:
     transports = []
     for name, plugins in (("protocol", False), ("plug-ins", True)):
         server = _server(loop, plugins)
-        proto = HttpProtocol(server)
+        proto = HttpProtocol(server, loop)
         transport = Transport()
         transports.append(transport)
         proto.connection_made(transport)

@@ -7,6 +7,7 @@ of `Mutation` values). `ItemStore.repartition` is the one function that changes 
 """
 from __future__ import annotations
 
+from bisect import bisect_left
 from bisect import bisect_right as _bisect_right
 from collections.abc import Callable, Iterator
 from time import monotonic as _monotonic
@@ -65,10 +66,22 @@ class ItemStore:
         survivors = {id(p) for p in new}
         for part in old:
             if id(part) not in survivors:
-                for key, record in part.items():
-                    self.partition_of(key).put(key, record)
+                self._move(part)
         for hook in self.on_repartition:
             hook(old, new)
+
+    def _move(self, part: Partition) -> None:
+        """Move a replaced partition's items to the new partitions: each takes a run of its keys, in order,
+        in one bulk load (a heat split of a 1M-item table moves every item: one by one, it held the loop
+        for seconds)."""
+        keys = list(part.range(None, None))
+        records = list(map(part.get, keys))
+        start = 0
+        while start < len(keys):
+            target = self.partitions[self.partition_index(keys[start])]
+            end = len(keys) if target.hi >= TOKEN_SPACE else bisect_left(keys, target.hi.to_bytes(8, "big"), start)
+            target.load(keys[start:end], records[start:end])  # type: ignore[arg-type]  # (every key has a record)
+            start = end
 
     def partition_index(self, key: bytes) -> int:
         """Index of the partition owning a key (or an 8-byte token) of at least 8 bytes."""
