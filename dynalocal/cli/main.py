@@ -21,7 +21,7 @@ def repair(argv: list[str]) -> int:
     args = parser.parse_args(argv)
     from pathlib import Path
 
-    from dynalocal.http.durability import DataDirectoryInUse, _lock  # (as above)
+    from dynalocal.journal.lock import DataDirectoryInUse, lock_directory  # (as above)
 
     # each subcommand loads only what it uses (see main)
     from dynalocal.journal.repair import repair_directory
@@ -33,7 +33,7 @@ def repair(argv: list[str]) -> int:
         print(f"dynalocal repair: {directory} is not a directory")
         return 2
     try:
-        lock = _lock(directory)
+        lock = lock_directory(directory)
     except DataDirectoryInUse as err:
         print(f"dynalocal repair: {err}; stop it first")
         return 2

@@ -9,15 +9,7 @@ all), is fsynced. Reads also wait while earlier writes they might have seen are 
 durable. A batch that cannot be written or synced (a full disk) is cut from the log and
 undone in memory (server.rollback), and its requests answered 500. Mutations outside
 requests (the TTL sweeper) join the open batch, which is then written soon; nobody waits
-for them. Snapshots are taken at clean shutdown and when the log
-since the last one exceeds max(--snapshot-mb, a quarter of that snapshot's size): replaying
-a log is about four times slower per byte than loading a snapshot, so this bounds start-up
-to about twice the snapshot's load time while a large table is rewritten at most once per
-quarter of its size in new log. Between those, once the log holds 1/16 of --snapshot-mb, it is
-*compacted* (a snapshot taken early) when the snapshots and log on disk (the previous generation,
-kept as a fallback, included: journal.recovery) exceed four times the live
-data's DynamoDB size: then deletes and overwrites dominate, and a new snapshot (at most about twice
-the logical size) gives the disk back (README, Durability).
+for them. Snapshots are taken at clean shutdown and as journal.plan says (log size, compaction).
 """
 from __future__ import annotations
 
@@ -39,6 +31,8 @@ from dynalocal.engine.reset import drop_all
 from dynalocal.engine.transactions import TOKEN_LIFETIME
 from dynalocal.errors import InternalServerError, error_body
 from dynalocal.journal.groupcommit import GroupCommit, Ticket
+from dynalocal.journal.lock import DataDirectoryInUse, lock_directory
+from dynalocal.journal.plan import SnapshotPlan
 from dynalocal.journal.recovery import Recovery, RecoveryError, kept_bytes, previous_generation, recover
 from dynalocal.journal.rollback import Undo, table_undo, token_undo, undo
 from dynalocal.journal.snapshot import Image, SnapshotError, snapshot_path, snapshots, verify, write
@@ -54,17 +48,9 @@ from dynalocal.storage.partition import Record
 from dynalocal.storage.table import Table
 from dynalocal.storage.ttl import ExpiryIndex
 
-try:
-    import fcntl
-except ImportError:  # pragma: no cover - Windows
-    fcntl = None  # type: ignore[assignment]
-
 log = logging.getLogger("dynalocal.durability")
 
 CONTROL, TOKEN, DATA = "control", "token", "data"
-COMPACT_RATIO = 4  # compact once snapshot + log exceed this many times the live data's logical size
-COMPACT_FLOOR = 256 * 1024  # ... and the log since the snapshot has at least this many bytes (or 1/16 of --snapshot-mb)
-COMPACT_CHECK = 64 * 1024  # bytes of log between two checks (a sum over the tables' partitions)
 
 
 def _kind_of(target: str) -> str:
@@ -88,13 +74,10 @@ class Durability:
         self.commits = GroupCommit(LogWriter(directory, recovery.next_generation), settings.sync,
                                    settings.sync_interval, encode_group)
         self.commits.on_failure = self._undo_batches
-        self.snapshot_min_bytes = settings.snapshot_bytes
-        self.snapshot_bytes = recovery.snapshot_bytes
+        # the previous generation's snapshot and log are kept as a fallback (journal.recovery)
+        kept = kept_bytes(directory, recovery.snapshot) if recovery.snapshot is not None else 0
+        self.plan = SnapshotPlan(settings.snapshot_bytes, recovery.snapshot_bytes, kept)
         self._log_base = -recovery.replayed_bytes  # log position at the newest snapshot (see `log_bytes`)
-        self._snapshot_at = 0  # log_bytes at which to snapshot next, or to check whether to compact (`_due`)
-        self._compact_floor = max(COMPACT_FLOOR, self.snapshot_min_bytes // 16)
-        # the previous generation's snapshot and log, kept as a fallback (journal.recovery)
-        self._kept_bytes = kept_bytes(directory, recovery.snapshot) if recovery.snapshot is not None else 0
         self._open = False  # a request is running (between `begin` and `seal`)
         self._start = 0  # where its entries begin in the open batch
         self._began = 0.0  # when the open request began (monotonic), to tell the idempotency token it recorded
@@ -103,10 +86,8 @@ class Durability:
         self._kinds: dict[str, str] = {}  # target -> CONTROL, TOKEN or DATA (see `_kind_of`)
         self._snapshot_lock = asyncio.Lock()
         self._snapshot_task: asyncio.Task | None = None
-        self._snapshot_retry = 0  # after a failed snapshot: the log size at which to try again
         self._loop: asyncio.AbstractEventLoop | None = None
         self._lock_fd: int | None = None
-        self._plan_snapshot()
         for name, entry in self.db.tables.items():
             self._track(name, entry, encode_meta(entry))
             if entry.ttl_attribute is not None:
@@ -118,7 +99,7 @@ class Durability:
     def open(cls, ctx: Context) -> Durability:
         """Recover the data directory into ctx.db and journal from then on (sets ctx.journal)."""
         directory = Path(ctx.settings.data_dir)  # type: ignore[arg-type]
-        lock = _lock(directory)
+        lock = lock_directory(directory)
         result = recover(directory, ctx.db)
         gc.freeze()  # the recovered items are long-lived: keep them out of every later cycle collection
         items = sum(e.table.item_count for e in ctx.db.tables.values())
@@ -132,33 +113,14 @@ class Durability:
         journal._lock_fd = lock
         return journal
 
+    def _live_bytes(self) -> int:
+        """The DynamoDB size of every item (what compaction weighs the disk against)."""
+        return sum(entry.table.size_bytes for entry in self.db.tables.values())
+
     @property
     def log_bytes(self) -> int:
         """Bytes of log written since the newest snapshot."""
         return self.commits.writer.position - self._log_base
-
-    def _regular(self) -> int:
-        """The log size at which a snapshot is taken whatever the live data."""
-        return max(self.snapshot_min_bytes, self.snapshot_bytes // 4, self._snapshot_retry)
-
-    def _plan_snapshot(self, checked: int = 0) -> None:
-        """Set the log size of the next snapshot or compaction check (`checked`: the size just checked)."""
-        regular = self._regular()
-        # A large fallback generation (kept after a compaction) is itself reason to compact again soon.
-        floor = self._compact_floor if self._kept_bytes <= self._compact_floor else 0
-        self._snapshot_at = min(regular, max(checked + COMPACT_CHECK, self._snapshot_retry, floor))
-
-    def _due(self, log_bytes: int) -> bool:
-        """At `_snapshot_at`: whether to snapshot now (the log is long, or compaction pays); else plan a check."""
-        if log_bytes >= self._regular():
-            return True
-        live = sum(entry.table.size_bytes for entry in self.db.tables.values())
-        disk = self._kept_bytes + self.snapshot_bytes + log_bytes
-        if disk > COMPACT_RATIO * live and log_bytes >= self._snapshot_retry:
-            log.info("compacting the log: %d bytes of snapshots and log hold %d bytes of live data", disk, live)
-            return True
-        self._plan_snapshot(log_bytes)
-        return False
 
     # -- collecting a request's mutations --------------------------------------------------
     # Everything goes into the open batch (GroupCommit.batch), in order: item writes (table, key,
@@ -243,8 +205,8 @@ class Durability:
             # A failed sync undoes this batch (and every one after the last good sync); `settled` then answers 500.
             ticket = commits.ticket()
             log_bytes = commits.writer.position - self._log_base
-            if log_bytes >= self._snapshot_at and self._snapshot_task is None and self._loop is not None \
-                    and self._due(log_bytes):
+            if log_bytes >= self.plan.at and self._snapshot_task is None and self._loop is not None \
+                    and self.plan.due(log_bytes, self._live_bytes):
                 self._snapshot_task = self._loop.create_task(self._background_snapshot())
             return status, body, ticket
         except Exception:  # not durable: no one sees the change, and the client is told so
@@ -371,13 +333,13 @@ class Durability:
     async def _background_snapshot(self) -> None:
         try:
             await self.snapshot()
-            self._snapshot_retry = 0
+            self.plan.retry = 0
         except Exception:  # the log still holds everything; try again once as much log again is written
             log.exception("snapshot failed")
-            self._snapshot_retry = self.log_bytes + max(self.snapshot_min_bytes, self.snapshot_bytes // 4)
+            self.plan.failed(self.log_bytes)
         finally:
             self._snapshot_task = None
-            self._plan_snapshot()
+            self.plan.next()
 
     async def snapshot(self, fallback: bool = True) -> None:
         """Write a snapshot (between requests, a chunk at a time), read it back, and delete what is older than
@@ -400,7 +362,7 @@ class Durability:
             except SnapshotError:
                 snapshot_path(self.directory, generation).unlink(missing_ok=True)  # the older generation stands
                 raise
-            self.snapshot_bytes = size
+            self.plan.snapshot_bytes = size
             if tokens is not None:  # durable before the segments that held them go
                 await self._durable(tokens)
                 if tokens.error is not None:
@@ -410,9 +372,9 @@ class Durability:
             for old, path in snapshots(self.directory) + segments(self.directory):
                 if old < keep:
                     path.unlink(missing_ok=True)
-            self._kept_bytes = kept_bytes(self.directory, generation)
+            self.plan.kept_bytes = kept_bytes(self.directory, generation)
             log.info("snapshot %d: %d tables, %d items, %d bytes", generation, len(image.tables), image.items,
-                     self.snapshot_bytes)
+                     self.plan.snapshot_bytes)
 
     async def reset(self) -> int:
         """Drop every table, log it, and compact the data directory to an empty snapshot."""
@@ -445,28 +407,6 @@ class Durability:
             if self._lock_fd is not None:
                 os.close(self._lock_fd)  # releases the directory lock
                 self._lock_fd = None
-
-
-def _lock(directory: Path) -> int | None:
-    """Lock the data directory for this process: two servers on one directory would corrupt it.
-
-    The lock is an flock on the directory itself, held by a descriptor open for the server's life:
-    deleting a file in it (such as an old LOCK file) cannot free it, and the kernel frees it when
-    the process ends, however it ends."""
-    directory.mkdir(parents=True, exist_ok=True)
-    fd = os.open(directory, os.O_RDONLY)
-    if fcntl is None:  # not POSIX: no advisory locks
-        return fd
-    try:
-        fcntl.flock(fd, fcntl.LOCK_EX | fcntl.LOCK_NB)
-    except OSError:
-        os.close(fd)
-        raise DataDirectoryInUse(f"data directory {directory} is in use by another dynalocal server") from None
-    return fd
-
-
-class DataDirectoryInUse(RuntimeError):
-    """Another server (process) holds the data directory."""
 
 
 # What can stop a server from starting on a data directory (each with a message for the user).
