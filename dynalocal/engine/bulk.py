@@ -21,7 +21,7 @@ from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import data_table
 from dynalocal.engine.context import Context
 from dynalocal.engine.items import put_item
-from dynalocal.engine.jobs import BULK, Job, find, fingerprint, listed, page, same_token, start
+from dynalocal.engine.jobs import BULK, Job, find, listed, page, same_token, start
 from dynalocal.engine.validation import validate
 from dynalocal.errors import (
     ConditionalCheckFailedException,
@@ -46,9 +46,7 @@ NOT_FOUND = "Bulk operation not found"
 
 def start_bulk_put_items(ctx: Context, caller: Caller, body: dict) -> dict:
     """Start a bulk load in the background (or return the one this ClientToken started)."""
-    params = fingerprint(body)
-    token = body.get("ClientToken")
-    earlier = same_token(ctx, BULK, token, params, caller.scope, IdempotentParameterMismatchException(
+    earlier = same_token(ctx, BULK, body, caller.scope, IdempotentParameterMismatchException(
         "ClientToken was used with different parameters within the last 8 hours"))
     if earlier is not None:
         return {"BulkOperationDescription": earlier.desc}
@@ -63,11 +61,9 @@ def start_bulk_put_items(ctx: Context, caller: Caller, body: dict) -> dict:
         "InputS3Configuration": body["InputS3Configuration"], "OutputS3Configuration": output,
         "StartTime": time.time(), "ProcessedItemCount": 0, "FailedItemCount": 0, "ProcessedInputBytes": 0,
         "PerformanceTier": body.get("PerformanceTier", "STANDARD")}
-    if token:
-        desc["ClientToken"] = token
     if "MaxWriteRequestUnits" in body:
         desc["MaxWriteRequestUnits"] = body["MaxWriteRequestUnits"]
-    job = Job(BULK, job_id, token, params, caller.scope, desc)
+    job = Job.started(BULK, job_id, body, caller.scope, desc)
     start(ctx, job, _load(ctx, caller, job, entry))
     return {"BulkOperationDescription": desc}
 

@@ -24,7 +24,7 @@ from dynalocal.engine.backups import continuous, restore
 from dynalocal.engine.caller import Caller
 from dynalocal.engine.common import control_table, table_name
 from dynalocal.engine.context import Context
-from dynalocal.engine.jobs import EXPORT, Job, find, fingerprint, listed, page, same_token, start
+from dynalocal.engine.jobs import EXPORT, Job, find, listed, new_id, page, same_token, start
 from dynalocal.errors import (
     ExportConflictException,
     ExportNotFoundException,
@@ -41,9 +41,7 @@ MANIFEST_VERSION = "2020-06-30"
 
 def export_table_to_point_in_time(ctx: Context, caller: Caller, body: dict) -> dict:
     """Take the table's items now and write them to the S3 stand-in in the background."""
-    params = fingerprint(body)
-    token = body.get("ClientToken")
-    earlier = same_token(ctx, EXPORT, token, params, caller.scope, ExportConflictException(
+    earlier = same_token(ctx, EXPORT, body, caller.scope, ExportConflictException(
         "There was a conflict when attempting to export: the ClientToken was used with different parameters"))
     if earlier is not None:
         return {"ExportDescription": earlier.desc}
@@ -54,7 +52,7 @@ def export_table_to_point_in_time(ctx: Context, caller: Caller, body: dict) -> d
     export_time = body.get("ExportTime", now)
     if "ExportTime" in body and not continuous.restorable(ctx, entry, export_time):
         raise InvalidExportTimeException("The specified ExportTime is outside of the point in time recovery window.")
-    export_id = f"{int(now * 1000):014d}-{uuid.uuid4().hex[:8]}"
+    export_id = new_id(now)
     desc: dict[str, Any] = {
         "ExportArn": f"{entry.arn}/export/{export_id}", "ExportStatus": "IN_PROGRESS", "StartTime": now,
         "TableArn": entry.arn, "TableId": entry.table_id, "ExportTime": export_time,
@@ -64,10 +62,8 @@ def export_table_to_point_in_time(ctx: Context, caller: Caller, body: dict) -> d
     for member in ("S3Prefix", "S3BucketOwner", "S3SseKmsKeyId"):
         if member in body:
             desc[member] = body[member]
-    if token:
-        desc["ClientToken"] = token
     snapshot = _snapshot(ctx, entry, body.get("ExportTime"))
-    job = Job(EXPORT, export_id, token, params, caller.scope, desc)
+    job = Job.started(EXPORT, export_id, body, caller.scope, desc)
     start(ctx, job, _write(ctx, job, export_id, snapshot))
     return {"ExportDescription": desc}
 

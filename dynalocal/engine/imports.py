@@ -13,7 +13,6 @@ from __future__ import annotations
 import csv
 import io
 import time
-import uuid
 from collections.abc import Callable, Iterator
 from typing import Any
 
@@ -23,7 +22,7 @@ from dynalocal.engine import loads
 from dynalocal.engine.caller import Caller
 from dynalocal.engine.context import Context
 from dynalocal.engine.items import put_item
-from dynalocal.engine.jobs import IMPORT, Job, find, fingerprint, listed, page, same_token, start
+from dynalocal.engine.jobs import IMPORT, Job, find, listed, new_id, page, same_token, start
 from dynalocal.engine.tables import create_table
 from dynalocal.errors import DynamoError, ImportConflictException, ImportNotFoundException, ResourceNotFoundException
 from dynalocal.journal.s3dir import S3Error, S3Object, list_objects, open_object, unreadable
@@ -35,9 +34,7 @@ TOKEN_WIDTH = 112  # ListImports' NextToken is at least 112 characters long (ser
 
 def import_table(ctx: Context, caller: Caller, body: dict) -> dict:
     """Create the table now and load it from the S3 stand-in in the background."""
-    params = fingerprint(body)
-    token = body.get("ClientToken")
-    earlier = same_token(ctx, IMPORT, token, params, caller.scope, ImportConflictException(
+    earlier = same_token(ctx, IMPORT, body, caller.scope, ImportConflictException(
         "There was a conflict when importing: the ClientToken was used with different parameters"))
     if earlier is not None:
         return {"ImportTableDescription": earlier.desc}
@@ -46,7 +43,7 @@ def import_table(ctx: Context, caller: Caller, body: dict) -> dict:
     entry = ctx.db.tables[caller.scope + creation["TableName"]]
     loads.hold(entry)
     now = time.time()
-    import_id = f"{int(now * 1000):014d}-{uuid.uuid4().hex[:8]}"
+    import_id = new_id(now)
     desc: dict[str, Any] = {
         "ImportArn": f"{entry.arn}/import/{import_id}", "ImportStatus": "IN_PROGRESS", "TableArn": entry.arn,
         "TableId": entry.table_id, "S3BucketSource": body["S3BucketSource"], "ErrorCount": 0,
@@ -55,9 +52,7 @@ def import_table(ctx: Context, caller: Caller, body: dict) -> dict:
         "ProcessedItemCount": 0, "ImportedItemCount": 0}
     if "InputFormatOptions" in body:
         desc["InputFormatOptions"] = body["InputFormatOptions"]
-    if token:
-        desc["ClientToken"] = token
-    job = Job(IMPORT, import_id, token, params, caller.scope, desc)
+    job = Job.started(IMPORT, import_id, body, caller.scope, desc)
     start(ctx, job, _load(ctx, caller, job, entry))
     return {"ImportTableDescription": desc}
 

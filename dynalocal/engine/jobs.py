@@ -15,6 +15,7 @@ import asyncio
 import logging
 import os
 import time
+import uuid
 from collections.abc import Iterator
 from pathlib import Path
 from typing import Any
@@ -49,6 +50,14 @@ class Job:
         self.desc = desc
         self.cancel = False  # CancelBulkOperation asked; the work stops at its next slice
 
+    @classmethod
+    def started(cls, kind: str, job_id: str, body: dict, scope: str, desc: dict) -> Job:
+        """A job a request starts now: its ClientToken (also put in `desc`) and parameters kept for idempotency."""
+        token = body.get("ClientToken")
+        if token:
+            desc["ClientToken"] = token
+        return cls(kind, job_id, token, fingerprint(body), scope, desc)
+
     @property
     def arn(self) -> str:
         return self.desc[ARN[self.kind]]
@@ -64,6 +73,11 @@ class Job:
         if code is not None:
             self.desc["FailureCode"] = code
             self.desc["FailureMessage"] = message
+
+
+def new_id(now: float) -> str:
+    """An export's or import's id: its start in milliseconds, then 8 random hex digits."""
+    return f"{int(now * 1000):014d}-{uuid.uuid4().hex[:8]}"
 
 
 def fingerprint(body: dict) -> bytes:
@@ -91,12 +105,13 @@ def find(ctx: Context, kind: str, arn: str, scope: str, missing: DynamoError) ->
     return job
 
 
-def same_token(ctx: Context, kind: str, token: str | None, params: bytes, scope: str,
-               mismatch: DynamoError) -> Job | None:
-    """The job an earlier request with this ClientToken started (within 8 hours), or None; `mismatch`
-    is raised when that request had other parameters."""
+def same_token(ctx: Context, kind: str, body: dict, scope: str, mismatch: DynamoError) -> Job | None:
+    """The job an earlier request with this request's ClientToken started (within 8 hours), or None;
+    `mismatch` is raised when that request had other parameters."""
+    token = body.get("ClientToken")
     if not token:
         return None
+    params = fingerprint(body)
     horizon = time.time() - TOKEN_HOURS * 3600
     for job in jobs(ctx).values():
         if job.kind == kind and job.token == token and job.scope == scope and job.desc["StartTime"] >= horizon:
