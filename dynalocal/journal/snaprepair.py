@@ -13,29 +13,24 @@ records of them it skipped. A damaged stream snapshot is salvaged apart (streamr
 """
 from __future__ import annotations
 
+import re
 import struct
-import zlib
 from pathlib import Path
 
 from dynalocal.journal.repair import keep_original, replace_atomically
 from dynalocal.journal.snapshot import CHUNKS, MAGIC, SnapshotError, load, plain_chunk, snapshot_path, snapshots
-from dynalocal.journal.wal import FRAME, frame, read_frames, segments
+from dynalocal.journal.wal import FRAME, frame, next_intact_frame, read_frames, segments
 from dynalocal.storage.database import Database
 
 _END = struct.Struct("<IQ")
 _COUNT = struct.Struct("<I")
+# Where a snapshot frame may start: a frame header, then the frame's kind (table, chunk or end).
+_CANDIDATE = re.compile(rb"(?=.{8}[MCEZS])", re.DOTALL)
 
 
 def _next_frame(data: bytes, start: int) -> int | None:
     """Offset of the first intact snapshot frame (table, chunk or end) after `start`, or None."""
-    end = len(data)
-    for pos in range(start + 1, end - FRAME.size):
-        if data[pos + FRAME.size] not in b"MCEZS":
-            continue
-        length, crc = FRAME.unpack_from(data, pos)
-        if 0 < length <= end - pos - FRAME.size and zlib.crc32(data[pos + FRAME.size:pos + FRAME.size + length]) == crc:
-            return pos
-    return None
+    return next_intact_frame(data, start, _CANDIDATE)
 
 
 def _salvage(data: bytes) -> tuple[list[bytes], int, int, list[str]]:

@@ -13,13 +13,12 @@ from __future__ import annotations
 
 import re
 import struct
-import zlib
 from pathlib import Path
 
 from dynalocal.journal.repair import keep_original, replace_atomically
 from dynalocal.journal.snapshot import SnapshotError, snapshots
 from dynalocal.journal.streamlog import MAGIC, load_snapshot, snapshot_path
-from dynalocal.journal.wal import FRAME, frame, read_frames
+from dynalocal.journal.wal import FRAME, frame, next_intact_frame, read_frames
 from dynalocal.storage.streams import StreamRegistry
 
 # Where a stream frame may start: a frame header, then the ARN's 2-byte length (< 1024) and the ARN.
@@ -29,13 +28,7 @@ _READ_ERRORS = (SnapshotError, ValueError, KeyError, TypeError, struct.error, Un
 
 def _next_frame(data: bytes, start: int) -> int | None:
     """Offset of the first intact stream frame starting after `start` (searching through damage), or None."""
-    end = len(data)
-    for match in _CANDIDATE.finditer(data, start + 1):
-        pos = match.start()
-        length, crc = FRAME.unpack_from(data, pos)
-        if 0 < length <= end - pos - FRAME.size and zlib.crc32(data[pos + FRAME.size:pos + FRAME.size + length]) == crc:
-            return pos
-    return None
+    return next_intact_frame(data, start, _CANDIDATE)
 
 
 def _salvage(data: bytes, registry: StreamRegistry) -> tuple[list[bytes], list[str]]:

@@ -166,10 +166,11 @@ def read_frames(data: bytes, start: int) -> Iterator[tuple[int, bytes | str]]:
         pos += FRAME.size + length
 
 
-def next_intact_frame(data: bytes, start: int) -> int | None:
-    """Offset of the first intact group frame starting after `start` (searching through damage), or None."""
+def next_intact_frame(data: bytes, start: int, candidate: re.Pattern[bytes] = _CANDIDATE) -> int | None:
+    """Offset of the first intact frame starting after `start` (searching through damage), or None.
+    `candidate` matches where a frame of this file's kind may start (default: a log group's)."""
     end, view = len(data), memoryview(data)
-    for match in _CANDIDATE.finditer(data, start + 1):
+    for match in candidate.finditer(data, start + 1):
         pos = match.start()
         length, crc = FRAME.unpack_from(data, pos)
         if 0 < length <= end - pos - FRAME.size and zlib.crc32(view[pos + FRAME.size:pos + FRAME.size + length]) == crc:
