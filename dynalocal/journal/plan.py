@@ -47,9 +47,9 @@ class SnapshotPlan:
         """At `at`: whether to snapshot now (the log is long, or compaction pays); else plan a check."""
         if log_bytes >= self.regular():
             return True
-        disk = self.kept_bytes + self.snapshot_bytes + log_bytes
-        if disk > COMPACT_RATIO * live() and log_bytes >= self.retry:
-            log.info("compacting the log: %d bytes of snapshots and log hold %d bytes of live data", disk, live())
+        disk, data = self.kept_bytes + self.snapshot_bytes + log_bytes, live()
+        if disk > COMPACT_RATIO * data and log_bytes >= self.retry:
+            log.info("compacting the log: %d bytes of snapshots and log hold %d bytes of live data", disk, data)
             return True
         self.next(log_bytes)
         return False

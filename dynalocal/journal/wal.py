@@ -150,11 +150,12 @@ def read_frames(data: bytes, start: int) -> Iterator[tuple[int, bytes | str]]:
     Zeros to the end of the file are no damage: a live segment is zero-filled ahead of its frames."""
     pos, end = start, len(data)
     while pos < end:
-        if end - pos < FRAME.size or data[pos:pos + 4] == b"\0\0\0\0":  # no room for a frame, or length 0:
-            if data.count(0, pos) != end - pos:  # (only zeros from here: the zero-filled end of a live segment)
-                yield pos, "torn frame header" if end - pos < FRAME.size else "empty frame"
+        short = end - pos < FRAME.size
+        length, crc = (0, 0) if short else FRAME.unpack_from(data, pos)
+        if length == 0:  # no room for a frame, or an empty one: only zeros from here are the zero-filled
+            if data.count(0, pos) != end - pos:  # end of a live segment, anything else is damage
+                yield pos, "torn frame header" if short else "empty frame"
             return
-        length, crc = FRAME.unpack_from(data, pos)
         if end - pos - FRAME.size < length:
             yield pos, "torn frame (length exceeds the file)"
             return

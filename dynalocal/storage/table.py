@@ -74,13 +74,16 @@ class ItemStore:
         """Move a replaced partition's items to the new partitions: each takes a run of its keys, in order,
         in one bulk load (a heat split of a 1M-item table moves every item: one by one, it held the loop
         for seconds)."""
-        keys = list(part.range(None, None))
-        records = list(map(part.get, keys))
+        keys: list[bytes] = []
+        records: list[Record] = []
+        for ks, rs in part.chunks(None, None):
+            keys += ks
+            records += rs
         start = 0
         while start < len(keys):
             target = self.partitions[self.partition_index(keys[start])]
             end = len(keys) if target.hi >= TOKEN_SPACE else bisect_left(keys, target.hi.to_bytes(8, "big"), start)
-            target.load(keys[start:end], records[start:end])  # type: ignore[arg-type]  # (every key has a record)
+            target.load(keys[start:end], records[start:end])
             start = end
 
     def partition_index(self, key: bytes) -> int:
