@@ -59,8 +59,8 @@ RING = 300  # seconds of per-second records
 PEAK_WINDOW = 30  # seconds averaged to measure a sustained peak
 SPLIT_SECONDS = 30  # consecutive hot seconds before a partition asks for a split
 HOT_FRACTION = 0.8  # of a partition's ceiling: a second at or above it is hot
-KEY_LIMIT = 1000  # partition keys counted per partition before the coldest half is folded
-LOG_LIMIT = 1024  # charges kept in a meter's log before they are added to its records
+KEY_LIMIT = 1000  # partition keys counted per partition before the coldest are folded (see PartMeter.limit)
+LOG_LIMIT = 256  # charges logged before they are added to the records (a flush stalls the loop: keep it short)
 
 READ, WRITE = 0, 1
 DIRECTIONS = ("read", "write")
@@ -91,9 +91,10 @@ class PartMeter:
     """Ceiling buckets, classic share buckets and records of one partition."""
 
     __slots__ = ("cap", "share", "units", "requests", "burst", "ring", "sec", "throttles", "throttle_ring",
-                 "keys", "other", "folded", "hot_secs", "base", "throttled_sec", "since")
+                 "keys", "limit", "other", "folded", "hot_secs", "base", "throttled_sec", "since")
 
-    def __init__(self, partition_burst: float, share: tuple[float, float] | None, burst: float, now: float) -> None:
+    def __init__(self, partition_burst: float, share: tuple[float, float] | None, burst: float, now: float,
+                 index: int = 0) -> None:
         self.cap = [Bucket(c, c * max(partition_burst, 1.0), now, KEY_RANGE) for c in CEILING]
         self.share = ([Bucket(r, r * max(burst, 1.0), now, PARTITION_SHARE) for r in share]
                       if share is not None else None)
@@ -105,6 +106,11 @@ class PartMeter:
         self.throttles: tuple[dict, dict] = ({}, {})  # cause -> events, per direction
         self.throttle_ring: tuple[list, list] | None = None  # allocated at the first throttle
         self.keys: dict[bytes, list] = {}  # pk prefix -> [read units, write units, reads, writes, last second]
+        # Keys counted before a fold keeps the hottest KEY_LIMIT / 2: KEY_LIMIT to 1.5 x KEY_LIMIT, staggered
+        # by partition index (golden-ratio steps). Under traffic spread evenly over many new keys, equal
+        # limits would make every partition fold at once, one flush of the log folding hundreds of them
+        # (each ~1 ms: the counts are scattered over memory), a stall of tens of ms every few seconds.
+        self.limit = KEY_LIMIT + int(index * 0.6180339887 % 1.0 * (KEY_LIMIT // 2))
         self.other = [0.0, 0.0, 0, 0]  # folded keys' counts
         self.folded = 0  # keys folded into `other`
         self.hot_secs = 0
@@ -128,20 +134,29 @@ class PartMeter:
         self.sec = sec
 
     def new_key(self, pk: bytes) -> list:
-        if len(self.keys) >= KEY_LIMIT:
+        if len(self.keys) >= self.limit:
             self.fold()
         counts = self.keys[pk] = [0.0, 0.0, 0, 0, 0]
         return counts
 
     def fold(self) -> None:
-        """Keep the hottest half of the counted keys; add the others' counts to `other`."""
-        ranked = sorted(self.keys.items(), key=lambda kv: kv[1][0] + kv[1][1], reverse=True)
+        """Keep the hottest KEY_LIMIT / 2 counted keys (ties: the first counted); add the others' counts
+        to `other`. Ranks slot numbers by a list of loads (no tuple or Python key call per key)."""
+        keys = self.keys
+        counts = list(keys.values())
+        loads = [c[0] + c[1] for c in counts]
+        order = sorted(range(len(loads)), key=loads.__getitem__, reverse=True)
         keep = KEY_LIMIT // 2
-        for _, c in ranked[keep:]:
-            for i in range(4):
-                self.other[i] += c[i]
-        self.folded += len(ranked) - keep
-        self.keys = dict(ranked[:keep])
+        other = self.other
+        for j in order[keep:]:
+            c = counts[j]
+            other[0] += c[0]
+            other[1] += c[1]
+            other[2] += c[2]
+            other[3] += c[3]
+        self.folded += len(order) - keep
+        names = list(keys)
+        self.keys = {names[j]: counts[j] for j in order[:keep]}
 
     def totals(self) -> tuple[list, list, list]:
         """(units, requests, burst units) per direction, the current second's burst included."""
@@ -252,7 +267,7 @@ class Meter:
         share = None
         if self.classic and self.provisioned is not None:  # classic implies provisioned
             share = (self.provisioned[0] / partitions, self.provisioned[1] / partitions)
-        self.parts = [PartMeter(self.partition_burst, share, self.burst_seconds, now) for _ in range(partitions)]
+        self.parts = [PartMeter(self.partition_burst, share, self.burst_seconds, now, i) for i in range(partitions)]
         if not old:
             self._gate()
             return
