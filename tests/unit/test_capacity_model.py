@@ -344,6 +344,34 @@ def test_key_counts_keep_memory_bounded_by_folding_the_coldest_half():
     assert any(pk[10:] == b"k0" for pk in part.keys), "the hottest key is kept"
 
 
+def test_partitions_fold_their_key_counts_at_staggered_limits_not_all_in_one_flush(monkeypatch):
+    """New keys spread evenly over many partitions: equal limits would fold every partition in the
+    same flush (a stall of hundreds of folds); staggered ones fold a few at a time."""
+    m = model.Meter("t", None, 334, None, False, 300.0, 5.0, (1e6, 250_000.0), (None, None), 0.0)
+    limits = [p.limit for p in m.parts]
+    assert limits[0] == model.KEY_LIMIT and min(limits) == model.KEY_LIMIT
+    assert max(limits) < model.KEY_LIMIT * 3 // 2 and len(set(limits)) > 300
+    folds: list[int] = []  # folds per flush
+    fold, flush = model.PartMeter.fold, model.Meter.flush
+
+    def counted_fold(self):
+        folds[-1] += 1
+        fold(self)
+
+    def counted_flush(self):
+        folds.append(0)
+        flush(self)
+
+    monkeypatch.setattr(model.PartMeter, "fold", counted_fold)
+    monkeypatch.setattr(model.Meter, "flush", counted_flush)
+    for i in range(334 * 1600):  # every partition passes its limit, round-robin: the most even load
+        m.charge(model.WRITE, i % 334, 1.0, i.to_bytes(8, "big"), 0.5)
+    m.flush()
+    assert sum(folds) >= 334, "every partition folded"
+    assert max(folds) <= 4, f"at most a few folds per flush, got {max(folds)}"
+    assert all(len(p.keys) <= p.limit for p in m.parts)
+
+
 def test_meters_of_tables_dropped_without_delete_table_are_released():
     ctx, _ = _server()
     for name in ("gone-1", "gone-2"):
