@@ -25,6 +25,7 @@ exists is complete.
 """
 from __future__ import annotations
 
+import mmap
 import os
 import re
 import struct
@@ -43,7 +44,7 @@ import zstandard
 from zstandard import ZstdError
 
 from dynalocal.journal.tablemeta import encode_meta, restore_meta
-from dynalocal.journal.wal import FRAME, frame, fsync_directory, read_frames
+from dynalocal.journal.wal import FRAME, frame, fsync_directory
 from dynalocal.storage.database import Database, TableEntry
 from dynalocal.storage.mutation import RECOVERY, Mutation
 
@@ -55,6 +56,7 @@ CHUNKS = (b"C", b"Z", b"S")
 _SNAPSHOT = re.compile(r"snapshot-(\d{8})\.snap")
 _U16, _U32, _END = struct.Struct("<H"), struct.Struct("<II"), struct.Struct("<IQ")
 _BIG_ENDIAN = sys.byteorder == "big"
+_S, _Z = ord("S"), ord("Z")  # a compressed chunk's first byte
 _codecs = local()  # per thread: snapshots and backups are written in executor threads
 
 
@@ -177,17 +179,18 @@ def _u32_list(data: bytes, start: int, count: int) -> tuple[array, int]:
     return out, end
 
 
-def plain_chunk(payload: bytes) -> bytes:
+def plain_chunk(payload: bytes | memoryview) -> bytes:
     """A chunk frame's payload as a b"C" payload (decompressing a b"S" or b"Z" one). Raises SnapshotError."""
-    kind = payload[:1]
-    if kind == b"S" or kind == b"Z":
-        try:
-            payload = _unzstd().decompress(payload[1:]) if kind == b"S" else zlib.decompress(payload[1:])
-        except (zlib.error, ZstdError) as err:
-            raise SnapshotError(f"undecodable compressed chunk: {err}") from None
-        if payload[:1] != b"C":
-            raise SnapshotError("compressed chunk holds no chunk")
-    return payload
+    kind = payload[0] if len(payload) else 0
+    if kind != _S and kind != _Z:
+        return bytes(payload)  # the same object when given bytes
+    try:
+        plain = _unzstd().decompress(payload[1:]) if kind == _S else zlib.decompress(payload[1:])
+    except (zlib.error, ZstdError) as err:
+        raise SnapshotError(f"undecodable compressed chunk: {err}") from None
+    if plain[:1] != b"C":
+        raise SnapshotError("compressed chunk holds no chunk")
+    return plain
 
 
 def _zstd() -> zstandard.ZstdCompressor:
@@ -258,33 +261,65 @@ def verify(path: Path) -> int:
     raise SnapshotError(f"{path.name}: incomplete (no end frame)")
 
 
-AHEAD = 2  # compressed chunks decompressed ahead of the one being loaded (memory: a few 8 MB chunks)
+AHEAD = 4  # chunks checked and decompressed ahead of the one being loaded (memory: a few 8 MB chunks)
 
 
-def _ahead(data: bytes, pool: ThreadPoolExecutor) -> Iterator[tuple[int, bytes | str, Future[bytes] | None]]:
-    """read_frames' (offset, payload), each compressed chunk with its plain payload being decompressed in
-    `pool` meanwhile (zstd and zlib release the GIL: on a second core, while the last chunk is loaded)."""
-    pending: deque[tuple[int, bytes | str, Future[bytes] | None]] = deque()
-    for offset, payload in read_frames(data, len(MAGIC)):
-        plain = None
-        if not isinstance(payload, str) and payload[:1] in (b"S", b"Z"):
-            plain = pool.submit(plain_chunk, payload)
-        pending.append((offset, payload, plain))
+def _checked_chunk(data: mmap.mmap, start: int, length: int, crc: int) -> bytes | str:
+    """A chunk frame's plain payload, or why it is damaged (in the pool: crc32, zstd and zlib release the GIL)."""
+    with memoryview(data) as view, view[start:start + length] as payload:
+        if zlib.crc32(payload) != crc:
+            return "checksum mismatch"
+        try:
+            return plain_chunk(payload)
+        except SnapshotError as err:
+            return str(err)
+
+
+def _ahead(data: mmap.mmap, pool: ThreadPoolExecutor) -> Iterator[tuple[int, bytes | str, Future[bytes | str] | None]]:
+    """(offset, payload or why the file is damaged there, a chunk's plain payload to come) of each frame.
+
+    A chunk's payload is only its kind byte: its checksum and decompression happen in `pool`, on a
+    second core while the chunks before it are loaded."""
+    pending: deque[tuple[int, bytes | str, Future[bytes | str] | None]] = deque()
+    pos, end = len(MAGIC), len(data)
+    while pos < end:
+        short = end - pos < FRAME.size
+        length, crc = (0, 0) if short else FRAME.unpack_from(data, pos)
+        if length == 0 or end - pos - FRAME.size < length:
+            problem = "torn frame header" if short else "empty frame" if length == 0 else \
+                "torn frame (length exceeds the file)"
+            pending.append((pos, problem, None))
+            break
+        start = pos + FRAME.size
+        kind = data[start:start + 1]
+        if kind in CHUNKS:
+            pending.append((pos, kind, pool.submit(_checked_chunk, data, start, length, crc)))
+        else:
+            payload = data[start:start + length]
+            pending.append((pos, payload if zlib.crc32(payload) == crc else "checksum mismatch", None))
         if len(pending) > AHEAD:
             yield pending.popleft()
+        pos = start + length
     yield from pending
 
 
 def load(path: Path, db: Database) -> tuple[int, int]:
     """Load a snapshot into an empty database; return (tables, items). Raises SnapshotError."""
-    data = path.read_bytes()
-    if data[:len(MAGIC)] != MAGIC:
-        raise SnapshotError(f"{path.name}: not a dynalocal snapshot")
-    with ThreadPoolExecutor(1, "dynalocal-snapshot-load") as pool:
-        return _load_frames(path, data, db, pool)
+    interval = sys.getswitchinterval()
+    sys.setswitchinterval(0.0005)  # the pool's thread takes the GIL back soon after each checksum and chunk
+    try:
+        with open(path, "rb") as f:
+            if os.fstat(f.fileno()).st_size < len(MAGIC) or f.read(len(MAGIC)) != MAGIC:
+                raise SnapshotError(f"{path.name}: not a dynalocal snapshot")
+            # mapped, not read: a chunk's pages are read where its checksum is computed, in the pool
+            with mmap.mmap(f.fileno(), 0, access=mmap.ACCESS_READ) as data, \
+                    ThreadPoolExecutor(1, "dynalocal-snapshot-load") as pool:
+                return _load_frames(path, data, db, pool)
+    finally:
+        sys.setswitchinterval(interval)
 
 
-def _load_frames(path: Path, data: bytes, db: Database, pool: ThreadPoolExecutor) -> tuple[int, int]:
+def _load_frames(path: Path, data: mmap.mmap, db: Database, pool: ThreadPoolExecutor) -> tuple[int, int]:
     entry: TableEntry | None = None
     parts: dict[int, tuple[list, list]] = {}
     items = 0
@@ -300,8 +335,11 @@ def _load_frames(path: Path, data: bytes, db: Database, pool: ThreadPoolExecutor
             (length,) = _U16.unpack_from(payload, 1)
             name = payload[3:3 + length].decode()
             entry = restore_meta(db, name, payload[3 + length:])
-        elif kind in CHUNKS and entry is not None:
-            index, keys, records = _decode_chunk(plain.result() if plain is not None else payload)
+        elif plain is not None and entry is not None:
+            chunk = plain.result()
+            if isinstance(chunk, str):
+                raise SnapshotError(f"{path.name}: {chunk} at offset {offset}")
+            index, keys, records = _decode_chunk(chunk)
             if keys:
                 collected = parts.setdefault(index, ([], []))
                 collected[0].extend(keys)
