@@ -219,8 +219,7 @@ def _decode_chunk(payload: bytes) -> tuple[int, list[bytes], list[tuple[bytes, i
     if pos + key_offsets[-1] + blob_offsets[-1] != len(payload):
         raise SnapshotError("chunk size mismatch")
     keys = [keys_data[a:b] for a, b in zip(key_offsets, key_offsets[1:])]
-    blobs = [blob_data[a:b] for a, b in zip(blob_offsets, blob_offsets[1:])]
-    return index, keys, list(zip(blobs, sizes))
+    return index, keys, [(blob_data[a:b], size) for a, b, size in zip(blob_offsets, blob_offsets[1:], sizes)]
 
 
 def _fill(entry: TableEntry, parts: dict[int, tuple[list, list]]) -> None:

@@ -182,7 +182,7 @@ class Partition:
         empty = not items
         items.update(zip(keys, records))
         self.size_bytes += sum(map(_size, records))
-        if empty and all(map(bytes.__lt__, keys, keys[1:])):  # a snapshot's chunks:
+        if empty and len(items) == len(keys) and keys == sorted(keys):  # distinct and in order: a snapshot's chunks
             self._keys = [keys[i:i + LOAD] for i in range(0, len(keys), LOAD)]  # in order already, the leaves
             self._recs = [records[i:i + LOAD] for i in range(0, len(records), LOAD)]  # are slices of them
             self._maxes = [leaf[-1] for leaf in self._keys]
