@@ -28,6 +28,7 @@ from typing import Callable
 
 import orjson
 
+from dynalocal.engine.caller import ANONYMOUS
 from dynalocal.engine.dispatch import dispatch
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
@@ -157,7 +158,7 @@ def time_handler(ctx: Context, handler: Callable, decoded: list[dict]) -> float:
     clock = time.process_time
     start = clock()
     for body in decoded:
-        handler(ctx, body)
+        handler(ctx, ANONYMOUS, body)
     return (clock() - start) / len(decoded) * 1e6
 
 
