@@ -33,14 +33,13 @@ from dynalocal.errors import InternalServerError, error_body
 from dynalocal.journal.groupcommit import GroupCommit, Ticket
 from dynalocal.journal.lock import DataDirectoryInUse, lock_directory
 from dynalocal.journal.plan import SnapshotPlan
-from dynalocal.journal.recovery import Recovery, RecoveryError, kept_bytes, previous_generation, recover
+from dynalocal.journal.recovery import Recovery, RecoveryError, kept_bytes, previous_generation, prune, recover
 from dynalocal.journal.rollback import Undo, table_undo, token_undo, undo
-from dynalocal.journal.snapshot import Image, SnapshotError, snapshot_path, snapshots, verify, write
-from dynalocal.journal.streamlog import remove_older as remove_older_streams
+from dynalocal.journal.snapshot import Image, SnapshotError, snapshot_path, verify, write
 from dynalocal.journal.streamlog import write_snapshot as write_streams
 from dynalocal.journal.tablemeta import encode_meta
 from dynalocal.journal.tokens import encode_token, restore
-from dynalocal.journal.wal import DROP, META, STREAM, Entry, LogWriter, encode_group, segments
+from dynalocal.journal.wal import DROP, META, STREAM, Entry, LogWriter, encode_group
 from dynalocal.journal.wal import TOKEN as TOKEN_RECORD
 from dynalocal.storage.database import Database, TableEntry
 from dynalocal.storage.mutation import ROLLBACK, Mutation
@@ -368,11 +367,7 @@ class Durability:
                 if tokens.error is not None:
                     raise tokens.error
             keep = previous_generation(self.directory, generation) if fallback else generation
-            remove_older_streams(self.directory, keep)
-            for old, path in snapshots(self.directory) + segments(self.directory):
-                if old < keep:
-                    path.unlink(missing_ok=True)
-            self.plan.kept_bytes = kept_bytes(self.directory, generation)
+            self.plan.kept_bytes = await loop.run_in_executor(None, prune, self.directory, generation, keep)
             log.info("snapshot %d: %d tables, %d items, %d bytes", generation, len(image.tables), image.items,
                      self.plan.snapshot_bytes)
 

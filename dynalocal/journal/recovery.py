@@ -87,6 +87,17 @@ def kept_bytes(directory: Path, generation: int) -> int:
     return sum(path.stat().st_size for g, path in snapshots(directory) + segments(directory) if g < generation)
 
 
+def prune(directory: Path, generation: int, keep: int) -> int:
+    """After snapshot `generation`: delete the snapshots, log segments and stream files older than `keep`;
+    return the bytes of the fallback generation kept. Blocking (freeing a large file takes milliseconds):
+    the server runs it off its event loop."""
+    remove_older_streams(directory, keep)
+    for old, path in snapshots(directory) + segments(directory):
+        if old < keep:
+            path.unlink(missing_ok=True)
+    return kept_bytes(directory, generation)
+
+
 def _fallback(directory: Path, db: Database, snaps: list[tuple[int, Path]], err: Exception,
               problems: list[str]) -> int | None:
     """The newest snapshot could not be loaded: set it aside and load the previous generation's (None: the
