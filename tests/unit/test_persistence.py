@@ -256,6 +256,32 @@ def test_truncated_snapshot_is_refused(tmp_path):
         snap.load(path, Database())
 
 
+def test_load_names_a_damaged_chunk_and_refuses_files_that_are_no_snapshot(tmp_path):
+    """Chunks are checked in the loader's worker thread: a flipped bit is still reported at its frame's
+    offset, and nothing of the file is served; an empty file or a foreign one is no snapshot."""
+    db = Database()
+    entry = make_table(db, "alpha", 2)
+    for i in range(300):
+        entry.table.apply(Mutation(*record_for(entry, f"p{i}", i)))
+    image = snap.Image()
+    list(image.capture(db, chunk=50))
+    snap.write(image, tmp_path, 1)
+    path = snap.snapshot_path(tmp_path, 1)
+    restored = Database()
+    assert snap.load(path, restored) == (1, 300)
+    raw = bytearray(path.read_bytes())
+    frames = [offset for offset, _ in wal.read_frames(bytes(raw), len(snap.MAGIC))]
+    third = frames[3]  # a chunk frame (the first is the table's metadata)
+    raw[third + wal.FRAME.size + 5] ^= 1
+    path.write_bytes(bytes(raw))
+    with pytest.raises(snap.SnapshotError, match=f"checksum mismatch at offset {third}"):
+        snap.load(path, Database())
+    for content in (b"", b"not a snapshot at all"):
+        path.write_bytes(content)
+        with pytest.raises(snap.SnapshotError, match="not a dynalocal snapshot"):
+            snap.load(path, Database())
+
+
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32), chunk=st.integers(1, 40))
 def test_fuzzy_snapshot_plus_log_after_it_equals_the_live_state(seed, chunk):
