@@ -44,7 +44,7 @@ import zstandard
 from zstandard import ZstdError
 
 from dynalocal.journal.tablemeta import encode_meta, restore_meta
-from dynalocal.journal.wal import FRAME, frame, fsync_directory
+from dynalocal.journal.wal import FRAME, frame, frame_header, fsync_directory
 from dynalocal.storage.database import Database, TableEntry
 from dynalocal.storage.mutation import RECOVERY, Mutation
 
@@ -282,13 +282,11 @@ def _ahead(data: mmap.mmap, pool: ThreadPoolExecutor) -> Iterator[tuple[int, byt
     pending: deque[tuple[int, bytes | str, Future[bytes | str] | None]] = deque()
     pos, end = len(MAGIC), len(data)
     while pos < end:
-        short = end - pos < FRAME.size
-        length, crc = (0, 0) if short else FRAME.unpack_from(data, pos)
-        if length == 0 or end - pos - FRAME.size < length:
-            problem = "torn frame header" if short else "empty frame" if length == 0 else \
-                "torn frame (length exceeds the file)"
-            pending.append((pos, problem, None))
+        head = frame_header(data, pos, end)
+        if isinstance(head, str):
+            pending.append((pos, head, None))
             break
+        length, crc = head
         start = pos + FRAME.size
         kind = data[start:start + 1]
         if kind in CHUNKS:

@@ -21,6 +21,7 @@ crash); if one does, the log is damaged inside (`Scan.resume` says where intact 
 """
 from __future__ import annotations
 
+import mmap
 import os
 import re
 import struct
@@ -144,21 +145,30 @@ class Scan:
     resume: int | None = None  # offset of the first intact frame after the problem: damage inside the log
 
 
+def frame_header(data: bytes | mmap.mmap, pos: int, end: int) -> tuple[int, int] | str:
+    """(payload length, crc) of the frame at `pos` of `data[:end]`, or why no frame fits there."""
+    if end - pos < FRAME.size:
+        return "torn frame header"
+    length, crc = FRAME.unpack_from(data, pos)
+    if length == 0:
+        return "empty frame"
+    if end - pos - FRAME.size < length:
+        return "torn frame (length exceeds the file)"
+    return length, crc
+
+
 def read_frames(data: bytes, start: int) -> Iterator[tuple[int, bytes | str]]:
     """(offset, payload) of each intact frame from `start`; a final (offset, reason) if the tail is bad.
 
     Zeros to the end of the file are no damage: a live segment is zero-filled ahead of its frames."""
     pos, end = start, len(data)
     while pos < end:
-        short = end - pos < FRAME.size
-        length, crc = (0, 0) if short else FRAME.unpack_from(data, pos)
-        if length == 0:  # no room for a frame, or an empty one: only zeros from here are the zero-filled
-            if data.count(0, pos) != end - pos:  # end of a live segment, anything else is damage
-                yield pos, "torn frame header" if short else "empty frame"
+        head = frame_header(data, pos, end)
+        if isinstance(head, str):  # only zeros from here are the end of a live segment, anything else damage
+            if data.count(0, pos) != end - pos:
+                yield pos, head
             return
-        if end - pos - FRAME.size < length:
-            yield pos, "torn frame (length exceeds the file)"
-            return
+        length, crc = head
         payload = data[pos + FRAME.size:pos + FRAME.size + length]
         if zlib.crc32(payload) != crc:
             yield pos, "checksum mismatch"

@@ -226,7 +226,8 @@ def _earlier_chunk_frames(chunk_frames, encode):
     return earlier
 
 
-def test_verify_reads_a_snapshot_back_without_loading_it(tmp_path):
+def snapshot_of_300(tmp_path) -> Path:
+    """Snapshot 1 of a two-partition table of 300 items, in chunks of 50."""
     db = Database()
     entry = make_table(db, "alpha", 2)
     for i in range(300):
@@ -234,7 +235,11 @@ def test_verify_reads_a_snapshot_back_without_loading_it(tmp_path):
     image = snap.Image()
     list(image.capture(db, chunk=50))
     snap.write(image, tmp_path, 1)
-    path = snap.snapshot_path(tmp_path, 1)
+    return snap.snapshot_path(tmp_path, 1)
+
+
+def test_verify_reads_a_snapshot_back_without_loading_it(tmp_path):
+    path = snapshot_of_300(tmp_path)
     assert snap.verify(path) == 300
     raw = bytearray(path.read_bytes())
     for damaged in (raw[:-3], raw[:len(raw) // 2] + bytes([raw[len(raw) // 2] ^ 1]) + raw[len(raw) // 2 + 1:]):
@@ -259,14 +264,7 @@ def test_truncated_snapshot_is_refused(tmp_path):
 def test_load_names_a_damaged_chunk_and_refuses_files_that_are_no_snapshot(tmp_path):
     """Chunks are checked in the loader's worker thread: a flipped bit is still reported at its frame's
     offset, and nothing of the file is served; an empty file or a foreign one is no snapshot."""
-    db = Database()
-    entry = make_table(db, "alpha", 2)
-    for i in range(300):
-        entry.table.apply(Mutation(*record_for(entry, f"p{i}", i)))
-    image = snap.Image()
-    list(image.capture(db, chunk=50))
-    snap.write(image, tmp_path, 1)
-    path = snap.snapshot_path(tmp_path, 1)
+    path = snapshot_of_300(tmp_path)
     restored = Database()
     assert snap.load(path, restored) == (1, 300)
     raw = bytearray(path.read_bytes())
