@@ -154,7 +154,7 @@ OPTIONS: tuple[Option, ...] = (
     Option("sync_interval", "--sync-interval-ms", "`batch` mode: the longest a group of writes keeps gathering "
            "while more keep arriving.", form="ms"),
     Option("snapshot_bytes", "--snapshot-mb", "Take a snapshot (and drop the generation before the previous one) "
-           "once the log has grown this many MiB, or a quarter of the last snapshot's size if larger (and at "
+           "once the log has grown this many MiB, or half the live data's DynamoDB size if larger (and at "
            "shutdown); earlier when the log mostly holds deleted data (see [Durability](#durability)).",
            form="MiB"),
     Option("allow_reset", "--no-reset", "Disable `POST /_dynalocal/reset` (it then answers 403).", form="not"),

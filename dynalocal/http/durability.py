@@ -75,7 +75,7 @@ class Durability:
         self.commits.on_failure = self._undo_batches
         # the previous generation's snapshot and log are kept as a fallback (journal.recovery)
         kept = kept_bytes(directory, recovery.snapshot) if recovery.snapshot is not None else 0
-        self.plan = SnapshotPlan(settings.snapshot_bytes, recovery.snapshot_bytes, kept)
+        self.plan = SnapshotPlan(settings.snapshot_bytes, recovery.snapshot_bytes, kept, self._live_bytes())
         self._log_base = -recovery.replayed_bytes  # log position at the newest snapshot (see `log_bytes`)
         self._open = False  # a request is running (between `begin` and `seal`)
         self._start = 0  # where its entries begin in the open batch
@@ -352,6 +352,7 @@ class Durability:
             image = Image()
             for _ in image.capture(self.db):
                 await asyncio.sleep(0)
+            live = self._live_bytes()
             loop = asyncio.get_running_loop()
             # Streams first: a snapshot file without its stream file must not supersede the log.
             await loop.run_in_executor(None, write_streams, streams, self.directory, generation)
@@ -361,7 +362,7 @@ class Durability:
             except SnapshotError:
                 snapshot_path(self.directory, generation).unlink(missing_ok=True)  # the older generation stands
                 raise
-            self.plan.snapshot_bytes = size
+            self.plan.snapshot_bytes, self.plan.live_bytes = size, live
             if tokens is not None:  # durable before the segments that held them go
                 await self._durable(tokens)
                 if tokens.error is not None:

@@ -1,10 +1,13 @@
 """When to snapshot: the log size of the next snapshot, or of the next check whether compacting pays.
 
-A snapshot is taken when the log since the last one exceeds max(--snapshot-mb, a quarter of that
-snapshot's size): replaying a log is about four times slower per byte than loading a snapshot, so
-this bounds start-up to about twice the snapshot's load time while a large table is rewritten at
-most once per quarter of its size in new log. Between those, once the log holds 1/16 of
---snapshot-mb, the log is *compacted* (a snapshot taken early) when the snapshots and log on disk
+A snapshot is taken when the log since the last one exceeds max(--snapshot-mb, half the live
+data's DynamoDB size as of that snapshot). A snapshot rewrites every item, so a threshold that
+does not grow with the data makes each write cost more snapshot work the larger the database
+(filling a database with items of 200 bytes, 64 MiB: 2.5 items copied per item written at 1M
+items, 10.5 at 5M; a quarter of the compressed snapshot, the earlier rule: 2.5 and 7.3); in
+proportion to the data it stays under four (tests/unit/test_snapshot_plan.py), and start-up
+after a crash replays a log of at most about half the data. Between those, once the log holds
+1/16 of --snapshot-mb, the log is *compacted* (a snapshot taken early) when the snapshots and log on disk
 (the previous generation, kept as a fallback, included: journal.recovery) exceed four times the
 live data's DynamoDB size: then deletes and overwrites dominate, and a new snapshot (at most about
 twice the logical size) gives the disk back (README, Durability).
@@ -24,9 +27,10 @@ COMPACT_CHECK = 64 * 1024  # bytes of log between two checks (a sum over the tab
 class SnapshotPlan:
     """Sizes in bytes; `at` is the log size at which to snapshot next or to check (`due`)."""
 
-    def __init__(self, min_bytes: int, snapshot_bytes: int, kept_bytes: int) -> None:
+    def __init__(self, min_bytes: int, snapshot_bytes: int, kept_bytes: int, live_bytes: int = 0) -> None:
         self.min_bytes = min_bytes  # --snapshot-mb
         self.snapshot_bytes = snapshot_bytes  # the newest snapshot's size
+        self.live_bytes = live_bytes  # the live data's DynamoDB size when it was taken (or at start-up)
         self.kept_bytes = kept_bytes  # the fallback generation's snapshot and log
         self.retry = 0  # after a failed snapshot: the log size at which to try again
         self.compact_floor = max(COMPACT_FLOOR, min_bytes // 16)
@@ -35,7 +39,7 @@ class SnapshotPlan:
 
     def regular(self) -> int:
         """The log size at which a snapshot is taken whatever the live data."""
-        return max(self.min_bytes, self.snapshot_bytes // 4, self.retry)
+        return max(self.min_bytes, self.live_bytes // 2, self.retry)
 
     def next(self, checked: int = 0) -> None:
         """Set `at` from the log size just checked (0: a snapshot was just taken, or tried)."""
@@ -56,4 +60,4 @@ class SnapshotPlan:
 
     def failed(self, log_bytes: int) -> None:
         """A snapshot failed: the log still holds everything; try again once as much log again is written."""
-        self.retry = log_bytes + max(self.min_bytes, self.snapshot_bytes // 4)
+        self.retry = log_bytes + max(self.min_bytes, self.live_bytes // 2)
