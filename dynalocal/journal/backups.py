@@ -14,7 +14,7 @@ from collections.abc import Iterator
 from pathlib import Path
 
 from dynalocal.journal.snapshot import CHUNK_ITEMS, CHUNKS, SnapshotError, _chunk_frames, _decode_chunk
-from dynalocal.journal.wal import FRAME, frame, fsync_directory, read_frames
+from dynalocal.journal.wal import FRAME, frame, fsync_directory, read_frames, write_paced
 from dynalocal.storage.partition import Record
 
 MAGIC = b"DLBACKUP\x00\x01"
@@ -31,22 +31,24 @@ def directory_of(data_dir: str) -> Path:
     return Path(data_dir) / "backups"
 
 
+def _frames(header: bytes, parts: list[Part]) -> Iterator[bytes]:
+    """The backup file's bytes, a frame at a time: its chunks are a snapshot's."""
+    yield MAGIC
+    yield frame(b"B" + header)
+    for index, (keys, records) in enumerate(parts):
+        for at in range(0, len(keys), CHUNK_ITEMS):
+            yield from _chunk_frames(index, keys[at:at + CHUNK_ITEMS], records[at:at + CHUNK_ITEMS])
+    yield frame(b"E" + _END.pack(sum(len(keys) for keys, _ in parts)))
+
+
 def write(directory: Path, backup_id: str, header: bytes, parts: list[Part]) -> Path:
     """Write one backup file atomically and durably; return its path."""
     directory.mkdir(parents=True, exist_ok=True)
     final = directory / (backup_id + SUFFIX)
     temp = final.with_name(final.name + ".tmp")
-    count = 0
     try:
         with open(temp, "wb") as out:
-            out.write(MAGIC)
-            out.write(frame(b"B" + header))
-            for index, (keys, records) in enumerate(parts):
-                count += len(keys)
-                for at in range(0, len(keys), CHUNK_ITEMS):  # chunks as a snapshot's
-                    for chunk in _chunk_frames(index, keys[at:at + CHUNK_ITEMS], records[at:at + CHUNK_ITEMS]):
-                        out.write(chunk)
-            out.write(frame(b"E" + _END.pack(count)))
+            write_paced(out, _frames(header, parts))
             out.flush()
             os.fsync(out.fileno())
     except OSError:

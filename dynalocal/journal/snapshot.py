@@ -47,7 +47,7 @@ import zstandard
 from zstandard import ZstdError
 
 from dynalocal.journal.tablemeta import encode_meta, restore_meta
-from dynalocal.journal.wal import FRAME, frame, frame_header, fsync_directory
+from dynalocal.journal.wal import FRAME, frame, frame_header, fsync_directory, write_paced
 from dynalocal.storage.database import Database, TableEntry
 from dynalocal.storage.mutation import RECOVERY, Mutation
 
@@ -149,20 +149,24 @@ def _chunk_frames(index: int, keys: list[bytes], records: list[tuple[bytes, int]
     yield frame(b"S" + _zstd().compress(raw))
 
 
+def _frames(image: Image) -> Iterator[bytes]:
+    """The snapshot file's bytes, a frame at a time."""
+    yield MAGIC
+    for table in image.tables:
+        raw_name = table.name.encode()
+        yield frame(b"M" + _U16.pack(len(raw_name)) + raw_name + table.meta)
+        for index, keys, records in table.chunks:
+            yield from _chunk_frames(index, keys, records)
+    yield frame(b"E" + _END.pack(len(image.tables), image.items))
+
+
 def write(image: Image, directory: Path, generation: int) -> int:
     """Write the image as snapshot `generation` (atomically); return the file size."""
     final = snapshot_path(directory, generation)
     temp = final.with_name(final.name + ".tmp")
     try:
         with open(temp, "wb") as out:
-            out.write(MAGIC)
-            for table in image.tables:
-                raw_name = table.name.encode()
-                out.write(frame(b"M" + _U16.pack(len(raw_name)) + raw_name + table.meta))
-                for index, keys, records in table.chunks:
-                    for chunk in _chunk_frames(index, keys, records):
-                        out.write(chunk)
-            out.write(frame(b"E" + _END.pack(len(image.tables), image.items)))
+            write_paced(out, _frames(image))
             out.flush()
             os.fsync(out.fileno())
             size = out.tell()
