@@ -13,6 +13,13 @@ import time
 from pathlib import Path
 from typing import Any
 
+# What DevTools answers when the page navigated (a form submitted, a link followed) while it ran a command.
+NAVIGATING = ("navigated or closed", "Execution context was destroyed", "Cannot find context with specified id")
+
+
+class Navigating(AssertionError):
+    """The page navigated while a command ran in it: `wait_for` asks the next page."""
+
 
 class Browser:
     """Headless Chromium with one page; `evaluate` runs an expression there and returns its value."""
@@ -50,7 +57,10 @@ class Browser:
         while True:
             for reply in self._messages(deadline):
                 if reply.get("id") == self._id:
-                    assert "error" not in reply, f"{method}: {reply['error']}"
+                    error = reply.get("error")
+                    if error is not None and any(n in str(error.get("message")) for n in NAVIGATING):
+                        raise Navigating(f"{method}: {error}")
+                    assert error is None, f"{method}: {error}"
                     return reply["result"]
 
     def _messages(self, deadline: float) -> list[dict]:
@@ -68,7 +78,10 @@ class Browser:
         """The value of a JavaScript expression in the page (promises awaited)."""
         result = self.send("Runtime.evaluate", {"expression": expression, "returnByValue": True,
                                                 "awaitPromise": True}, page=True)
-        assert "exceptionDetails" not in result, result["exceptionDetails"]
+        details = result.get("exceptionDetails")
+        if details is not None and any(n in str(details) for n in NAVIGATING):
+            raise Navigating(str(details))
+        assert details is None, details
         return result["result"].get("value")
 
     def wait_for(self, expression: str, timeout: float = 15, explain: str | None = None) -> Any:
@@ -76,7 +89,10 @@ class Browser:
         the value of `explain` (e.g. a status line) when given."""
         deadline = time.monotonic() + timeout
         while True:
-            value = self.evaluate(expression)
+            try:
+                value = self.evaluate(expression)
+            except Navigating:  # a form submitted or a link followed: ask the next page
+                value = None
             if value:
                 return value
             if time.monotonic() >= deadline:
