@@ -8,13 +8,12 @@ that exists is complete. DeleteBackup removes the file.
 """
 from __future__ import annotations
 
-import os
 import struct
 from collections.abc import Iterator
 from pathlib import Path
 
 from dynalocal.journal.snapshot import CHUNK_ITEMS, CHUNKS, SnapshotError, _chunk_frames, _decode_chunk
-from dynalocal.journal.wal import FRAME, frame, fsync_directory, read_frames, write_paced
+from dynalocal.journal.wal import FRAME, frame, fsync_directory, read_frames, write_file
 from dynalocal.storage.partition import Record
 
 MAGIC = b"DLBACKUP\x00\x01"
@@ -45,17 +44,7 @@ def write(directory: Path, backup_id: str, header: bytes, parts: list[Part]) -> 
     """Write one backup file atomically and durably; return its path."""
     directory.mkdir(parents=True, exist_ok=True)
     final = directory / (backup_id + SUFFIX)
-    temp = final.with_name(final.name + ".tmp")
-    try:
-        with open(temp, "wb") as out:
-            write_paced(out, _frames(header, parts))
-            out.flush()
-            os.fsync(out.fileno())
-    except OSError:
-        temp.unlink(missing_ok=True)
-        raise
-    os.replace(temp, final)
-    fsync_directory(directory)
+    write_file(final, _frames(header, parts))
     return final
 
 

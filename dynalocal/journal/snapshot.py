@@ -22,8 +22,8 @@ paid by the writes that run beside it, so speed comes first: 1M items of ~200 by
 level 1 (decompressing 4x faster), to 183 MB instead of 130 MB; zlib took 3.88 s to compress them to
 141 MB. Files with "C" and "Z" chunks still load.
 
-The file is written to a temporary name, synced and renamed, so a snapshot file that
-exists is complete.
+The file is written to a temporary name, synced and renamed (wal.write_file), so a snapshot file
+that exists is complete.
 """
 from __future__ import annotations
 
@@ -47,7 +47,7 @@ import zstandard
 from zstandard import ZstdError
 
 from dynalocal.journal.tablemeta import encode_meta, restore_meta
-from dynalocal.journal.wal import FRAME, frame, frame_header, fsync_directory, write_paced
+from dynalocal.journal.wal import FRAME, frame, frame_header, write_file
 from dynalocal.storage.database import Database, TableEntry
 from dynalocal.storage.mutation import RECOVERY, Mutation
 
@@ -162,20 +162,7 @@ def _frames(image: Image) -> Iterator[bytes]:
 
 def write(image: Image, directory: Path, generation: int) -> int:
     """Write the image as snapshot `generation` (atomically); return the file size."""
-    final = snapshot_path(directory, generation)
-    temp = final.with_name(final.name + ".tmp")
-    try:
-        with open(temp, "wb") as out:
-            write_paced(out, _frames(image))
-            out.flush()
-            os.fsync(out.fileno())
-            size = out.tell()
-    except OSError:  # e.g. a full disk: give the space of the unfinished file back at once
-        temp.unlink(missing_ok=True)
-        raise
-    os.replace(temp, final)
-    fsync_directory(directory)
-    return size
+    return write_file(snapshot_path(directory, generation), _frames(image))
 
 
 def _u32_list(data: bytes, start: int, count: int) -> tuple[array, int]:

@@ -8,12 +8,12 @@ log's STREAM entries after it. Replaying is idempotent, so the two may overlap.
 """
 from __future__ import annotations
 
-import os
 import struct
 from collections.abc import Iterator
+from itertools import chain
 from pathlib import Path
 
-from dynalocal.journal.wal import frame, fsync_directory, read_frames
+from dynalocal.journal.wal import frame, read_frames, write_file
 from dynalocal.storage.streamrecord import pack_record
 from dynalocal.storage.streams import StreamRegistry
 
@@ -39,20 +39,7 @@ def _frames(captured: list[tuple[str, list]]) -> Iterator[bytes]:
 
 def write_snapshot(captured: list[tuple[str, list]], directory: Path, generation: int) -> None:
     """Write the captured stream state as `streams-<generation>.dat`, atomically."""
-    final = snapshot_path(directory, generation)
-    temp = final.with_name(final.name + ".tmp")
-    try:
-        with open(temp, "wb") as out:
-            out.write(MAGIC)
-            for chunk in _frames(captured):
-                out.write(chunk)
-            out.flush()
-            os.fsync(out.fileno())
-    except BaseException:  # e.g. a full disk: give the space of the unfinished file back at once
-        temp.unlink(missing_ok=True)
-        raise
-    os.replace(temp, final)
-    fsync_directory(directory)
+    write_file(snapshot_path(directory, generation), chain((MAGIC,), _frames(captured)))
 
 
 def load_snapshot(directory: Path, generation: int | None, registry: StreamRegistry) -> None:

@@ -29,7 +29,6 @@ import zlib
 from collections.abc import Iterable, Iterator
 from dataclasses import dataclass
 from pathlib import Path
-from typing import BinaryIO
 
 from dynalocal.storage.partition import Record
 
@@ -44,7 +43,7 @@ _CANDIDATE = re.compile(rb"(?=.{8}[\x01-\x06][\x00-\xff][\x00-\x03])", re.DOTALL
 # fdatasync also persists the file size (needed to read appended data back) but skips mtime: much cheaper.
 _datasync = getattr(os, "fdatasync", os.fsync)
 
-PACE = 4 << 20  # bytes between two syncs of a large file being written (write_paced)
+PACE = 4 << 20  # bytes between two syncs of a large file being written (write_file)
 ZERO_FILL = 1 << 20  # bytes of zeros the live segment is extended by at a time (LogWriter)
 _ZEROS = bytes(ZERO_FILL)
 
@@ -231,19 +230,34 @@ def salvage(data: bytes) -> tuple[list[bytes], list[tuple[int, int, str]]]:
     return groups, dropped
 
 
-def write_paced(out: BinaryIO, pieces: Iterable[bytes]) -> None:
-    """Write a large file (a snapshot, a backup) and sync it every PACE bytes as it grows. One sync of the
-    whole file at its end would queue behind it every fsync of the log that the disk serves meanwhile: with
-    150 MB, the log's fdatasync stalled 46-64 ms on the test VM, every waiting write with it; in steps of
-    4 MiB at most 4 ms."""
-    pending = 0
-    for piece in pieces:
-        out.write(piece)
-        pending += len(piece)
-        if pending >= PACE:
-            out.flush()
-            _datasync(out.fileno())
+def write_file(final: Path, pieces: Iterable[bytes]) -> int:
+    """Write a file atomically and durably (a snapshot, a backup, a stream file): into a temporary name,
+    synced, renamed, the rename synced; return its size. A file under its final name is complete; a failed
+    write (a full disk) gives the space of the unfinished file back at once.
+
+    The file is also synced every PACE bytes as it grows: one sync of the whole file at its end would
+    queue behind it every fsync of the log that the disk serves meanwhile (with 150 MB, the log's
+    fdatasync stalled 46-64 ms on the test VM, every waiting write with it; in steps of 4 MiB, 4 ms)."""
+    temp = final.with_name(final.name + ".tmp")
+    try:
+        with open(temp, "wb") as out:
             pending = 0
+            for piece in pieces:
+                out.write(piece)
+                pending += len(piece)
+                if pending >= PACE:
+                    out.flush()
+                    _datasync(out.fileno())
+                    pending = 0
+            out.flush()
+            os.fsync(out.fileno())
+            size = out.tell()
+    except BaseException:
+        temp.unlink(missing_ok=True)
+        raise
+    os.replace(temp, final)
+    fsync_directory(final.parent)
+    return size
 
 
 def fsync_directory(directory: Path) -> None:
