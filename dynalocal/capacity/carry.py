@@ -11,7 +11,9 @@ from __future__ import annotations
 from collections.abc import Callable, Sequence
 from typing import Protocol
 
-Counts = list  # [read units, write units, reads, writes, last second] of one partition key
+# (read units, write units, reads, writes, last second) of one partition key: a tuple while the
+# key was charged once, a list after (capacity.meter.PartMeter.keys)
+Counts = tuple | list
 
 
 class Records(Protocol):
@@ -109,6 +111,8 @@ def _add_key(child: Records, pk: bytes, counts: Counts, key_limit: int) -> None:
     """A key's counts on its new partition; beyond the key limit they join the folded counts."""
     current = child.keys.get(pk)
     if current is not None:
+        if isinstance(current, tuple):
+            current = child.keys[pk] = list(current)
         for x in range(4):
             current[x] += counts[x]
         current[4] = max(current[4], counts[4])

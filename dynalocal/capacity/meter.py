@@ -49,7 +49,7 @@ import math
 from collections.abc import Callable, Iterable
 
 from dynalocal.capacity.bucket import Bucket
-from dynalocal.capacity.carry import carry_over
+from dynalocal.capacity.carry import Counts, carry_over
 from dynalocal.capacity.split import key_loads, snapshot, split_count, window_load
 from dynalocal.capacity.units import CEILING
 
@@ -105,7 +105,9 @@ class PartMeter:
         self.sec = int(now)
         self.throttles: tuple[dict, dict] = ({}, {})  # cause -> events, per direction
         self.throttle_ring: tuple[list, list] | None = None  # allocated at the first throttle
-        self.keys: dict[bytes, list] = {}  # pk prefix -> [read units, write units, reads, writes, last second]
+        # pk prefix -> (read units, write units, reads, writes, last second): a tuple while the key was
+        # charged once (one allocation the cycle collector soon stops tracking), a list once charged again
+        self.keys: dict[bytes, Counts] = {}
         # Keys counted before a fold keeps the hottest KEY_LIMIT / 2: KEY_LIMIT to 1.5 x KEY_LIMIT, staggered
         # by partition index (golden-ratio steps). Under traffic spread evenly over many new keys, equal
         # limits would make every partition fold at once, one flush of the log folding hundreds of them
@@ -132,12 +134,6 @@ class PartMeter:
             _zero(self.throttle_ring[0], last, sec)
             _zero(self.throttle_ring[1], last, sec)
         self.sec = sec
-
-    def new_key(self, pk: bytes) -> list:
-        if len(self.keys) >= self.limit:
-            self.fold()
-        counts = self.keys[pk] = [0.0, 0.0, 0, 0, 0]
-        return counts
 
     def fold(self) -> None:
         """Keep the hottest KEY_LIMIT / 2 counted keys (ties: the first counted); add the others' counts
@@ -335,9 +331,16 @@ class Meter:
             part.units[d] += units
             part.requests[d] += 1
             if pk is not None:
-                counts = part.keys.get(pk)
-                if counts is None:
-                    counts = part.new_key(pk)
+                keys = part.keys
+                counts = keys.get(pk)
+                if counts is None:  # most keys of a write-heavy load are charged once: no list for them
+                    if len(keys) >= part.limit:
+                        part.fold()
+                        keys = part.keys
+                    keys[pk] = (0.0, units, 0, 1, sec) if d else (units, 0.0, 1, 0, sec)
+                    continue
+                if isinstance(counts, tuple):
+                    counts = keys[pk] = list(counts)
                 counts[d] += units
                 counts[d + 2] += 1
                 counts[4] = sec

@@ -17,6 +17,7 @@ from __future__ import annotations
 
 from collections.abc import Iterable
 
+from dynalocal.capacity.carry import Counts
 from dynalocal.capacity.units import CEILING
 from dynalocal.values.keys import TOKEN_SPACE
 
@@ -25,7 +26,7 @@ HOT_KEY_SHARE = 0.1  # a key carrying this share of a hot partition's load is on
 MAX_PARTITIONS = 4096  # partitions of one table or GSI at most (registry caps every count with it)
 
 
-def key_loads(keys: dict[bytes, list], base: dict[bytes, float]) -> dict[bytes, float]:
+def key_loads(keys: dict[bytes, Counts], base: dict[bytes, float]) -> dict[bytes, float]:
     """Each key's load since `base` (its load when the window began; 0 for keys seen since)."""
     out = {}
     for pk, c in keys.items():
@@ -35,7 +36,7 @@ def key_loads(keys: dict[bytes, list], base: dict[bytes, float]) -> dict[bytes, 
     return out
 
 
-def snapshot(keys: dict[bytes, list]) -> dict[bytes, float]:
+def snapshot(keys: dict[bytes, Counts]) -> dict[bytes, float]:
     """Each key's load so far: the base `key_loads` measures a window from."""
     return {pk: c[0] / CEILING[0] + c[1] / CEILING[1] for pk, c in keys.items()}
 

@@ -54,7 +54,9 @@ class DirectMeter(Meter):
         if pk is not None:
             counts = part.keys.get(pk)
             if counts is None:
-                counts = part.new_key(pk)
+                if len(part.keys) >= part.limit:
+                    part.fold()
+                counts = part.keys[pk] = [0.0, 0.0, 0, 0, 0]
             counts[d] += units
             counts[d + 2] += 1
             counts[4] = sec
@@ -80,7 +82,8 @@ def _state(m: Meter) -> dict:
         parts.append({
             "totals": part.totals(), "ring": part.ring, "sec": part.sec, "burst": part.burst,
             "throttles": part.throttles, "throttle_ring": part.throttle_ring,
-            "keys": list(part.keys.items()),  # order included: folding ranks ties by insertion order
+            # order included (folding ranks ties by insertion order); a key charged once is a tuple
+            "keys": [(pk, list(counts)) for pk, counts in part.keys.items()],
             "other": part.other, "folded": part.folded, "hot_secs": part.hot_secs,
             "throttled_sec": part.throttled_sec,
             "tokens": [b.tokens for b in part.cap] + [b.tokens for b in part.share or ()]})
