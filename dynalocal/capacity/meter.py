@@ -37,11 +37,14 @@ the order they are checked (table, maximum, classic share, ceiling), each knowin
 cause it stands for; `refusal` refills and checks them, `charge` takes units from them.
 
 Deferred records: a charge only takes its units from the buckets (admission needs them at once)
-and appends (partition, direction, units, key) to the meter's `log`; `flush` adds the log to the
-records, in order, before anything reads them (a new second, a throttle, a resize, `totals`,
-the report) and whenever the log reaches LOG_LIMIT entries. Every log entry belongs to second
-`sec` (a new second flushes first), so the records come out exactly as if kept per charge; a
-request touches the buckets only, not the partition's records scattered over memory.
+and appends (partition, direction, units, key) to the meter's `log`. When the log reaches LOG_LIMIT
+entries, `_drain` adds it, in order, to the meter's per-second slots, the keys' counts and this
+second's pending units and requests per partition (two flat lists); `flush` also adds those to the
+partitions' records (`_apply`), before anything reads them (a new second, a throttle, a resize,
+`totals`, the report). Every log entry belongs to second `sec` (a new second flushes first), so the
+records are those of accounting per charge (a partition's totals are summed a second at a time: equal
+up to float rounding); a request touches the buckets only, and a partition's records scattered over
+memory are touched once a second, not once per charge.
 """
 from __future__ import annotations
 
@@ -198,6 +201,11 @@ class Meter:
         self.parts: list[PartMeter] = []
         self.gates: tuple[list, list] = ([], [])  # per direction, per partition: the buckets a request needs
         self.log: list[tuple[int, int, float, bytes | None]] = []  # charges not yet in the records (see flush)
+        # This second's units and requests per (partition, direction), index 2 * p + d, not yet in the
+        # partitions' records, and the indexes that have some (see `_drain` and `_apply`).
+        self.pending_units: list[float] = []
+        self.pending_requests: list[int] = []
+        self.touched: list[int] = []
         self.layout: object = None  # the store's partitions list the parts were built for
         self.since = now
         self.configure(partitions, provisioned, classic, warm, maximum, now)
@@ -264,6 +272,8 @@ class Meter:
         if self.classic and self.provisioned is not None:  # classic implies provisioned
             share = (self.provisioned[0] / partitions, self.provisioned[1] / partitions)
         self.parts = [PartMeter(self.partition_burst, share, self.burst_seconds, now, i) for i in range(partitions)]
+        self.pending_units = [0.0] * (2 * partitions)
+        self.pending_requests = [0] * (2 * partitions)
         if not old:
             self._gate()
             return
@@ -306,31 +316,40 @@ class Meter:
         log = self.log
         log.append((p, d, units, pk))
         if len(log) >= LOG_LIMIT:
-            self.flush()
+            self._drain()
 
     def flush(self) -> None:
-        """Add the logged charges (all of second `sec`) to the records, in the order they were made."""
+        """Bring the records up to date: every charge logged, of second `sec`, in the order made."""
+        if self.log:
+            self._drain()
+        if self.touched:
+            self._apply()
+
+    def _drain(self) -> None:
+        """Add the logged charges to the meter's slots, the keys' counts and this second's pending
+        units and requests per partition. A partition's own records are scattered over memory (a
+        cache miss each on a large table), so they are updated once a second or when read (`_apply`)."""
         log = self.log
-        if not log:
-            return
         self.log = []
         sec = self.sec
         i = sec % RING
         reads, writes = self.ring
         r, w = reads[i], writes[i]  # the meter's slots, summed in charge order as before
         parts = self.parts
+        pending_units, pending_requests, touched = self.pending_units, self.pending_requests, self.touched
         for p, d, units, pk in log:
             if d:
                 w += units
             else:
                 r += units
-            part = parts[p]
-            if part.sec != sec:
-                part.roll(sec)
-            part.ring[d][i] += units
-            part.units[d] += units
-            part.requests[d] += 1
+            j = p + p + d
+            n = pending_requests[j]
+            if not n:
+                touched.append(j)
+            pending_requests[j] = n + 1
+            pending_units[j] += units
             if pk is not None:
+                part = parts[p]
                 keys = part.keys
                 counts = keys.get(pk)
                 if counts is None:  # most keys of a write-heavy load are charged once: no list for them
@@ -345,6 +364,26 @@ class Meter:
                 counts[d + 2] += 1
                 counts[4] = sec
         reads[i], writes[i] = r, w
+
+    def _apply(self) -> None:
+        """Add this second's pending units and requests to the partitions' records. A partition's slot
+        of the second starts at 0 and takes one sum, so a second read once has its exact per-charge sum."""
+        sec = self.sec
+        i = sec % RING
+        parts = self.parts
+        pending_units, pending_requests = self.pending_units, self.pending_requests
+        for j in self.touched:
+            d = j & 1
+            part = parts[j >> 1]
+            if part.sec != sec:
+                part.roll(sec)
+            units = pending_units[j]
+            part.ring[d][i] += units
+            part.units[d] += units
+            part.requests[d] += pending_requests[j]
+            pending_units[j] = 0.0
+            pending_requests[j] = 0
+        self.touched = []
 
     def record_throttle(self, d: int, p: int, cause: str, now: float) -> None:
         """Count a throttle event of `cause` on partition `p` (p < 0: not tied to a partition)."""

@@ -351,24 +351,24 @@ def test_partitions_fold_their_key_counts_at_staggered_limits_not_all_in_one_flu
     limits = [p.limit for p in m.parts]
     assert limits[0] == model.KEY_LIMIT and min(limits) == model.KEY_LIMIT
     assert max(limits) < model.KEY_LIMIT * 3 // 2 and len(set(limits)) > 300
-    folds: list[int] = []  # folds per flush
-    fold, flush = model.PartMeter.fold, model.Meter.flush
+    folds: list[int] = []  # folds per drain of the log (each LOG_LIMIT charges)
+    fold, drain = model.PartMeter.fold, model.Meter._drain
 
     def counted_fold(self):
         folds[-1] += 1
         fold(self)
 
-    def counted_flush(self):
+    def counted_drain(self):
         folds.append(0)
-        flush(self)
+        drain(self)
 
     monkeypatch.setattr(model.PartMeter, "fold", counted_fold)
-    monkeypatch.setattr(model.Meter, "flush", counted_flush)
+    monkeypatch.setattr(model.Meter, "_drain", counted_drain)
     for i in range(334 * 1600):  # every partition passes its limit, round-robin: the most even load
         m.charge(model.WRITE, i % 334, 1.0, i.to_bytes(8, "big"), 0.5)
     m.flush()
     assert sum(folds) >= 334, "every partition folded"
-    assert max(folds) <= 4, f"at most a few folds per flush, got {max(folds)}"
+    assert max(folds) <= 4, f"at most a few folds per drain, got {max(folds)}"
     assert all(len(p.keys) <= p.limit for p in m.parts)
 
 
