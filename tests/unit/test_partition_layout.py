@@ -137,3 +137,34 @@ def test_mass_deletes_compact_the_dict() -> None:
     check_leaves(part)
     part.put(keys[0], (b"x", 1))
     assert part.get(keys[0]) == (b"x", 1) and len(part) == 1001
+
+
+def test_partitions_place_fresh_keys_at_staggered_limits_not_all_in_one_round(monkeypatch) -> None:
+    """New keys spread evenly over a table's partitions: equal limits would make every partition
+    place its fresh keys in the same round of writes (a stall of all their placements at once);
+    staggered limits spread the placements over the rounds."""
+    monkeypatch.setattr(partition_module, "FRESH_MAX", 256)
+    monkeypatch.setattr(partition_module, "LOAD", 64)  # placement waits for more than LOAD fresh keys
+    count, step = 100, (1 << 64) // 100
+    parts = [Partition(i * step, (i + 1) * step) for i in range(count)]
+    limits = [p._fresh_max for p in parts]
+    assert min(limits) >= 192 and max(limits) < 320 and len(set(limits)) > count // 2
+    for i, part in enumerate(parts):  # large partitions: the limit, not the doubling, triggers placement
+        keys = [(i * step + 2 * n).to_bytes(8, "big") for n in range(8 * 256)]
+        part.load(keys, [(b"v", 1)] * len(keys))
+    settled: list[int] = []  # placements per round (one new key per partition)
+    settle = Partition._settle
+
+    def counted(self: Partition) -> None:
+        settled[-1] += 1
+        settle(self)
+
+    monkeypatch.setattr(Partition, "_settle", counted)
+    for n in range(400):
+        settled.append(0)
+        for i, part in enumerate(parts):
+            part.put((i * step + 2 * n + 1).to_bytes(8, "big"), (b"w", 1))
+    assert sum(settled) >= count, "every partition placed its fresh keys"
+    assert max(settled) <= count // 10, f"at most a few placements per round, got {max(settled)}"
+    for part in parts:
+        assert [k for k, _ in part.items()] == sorted(part._map)
