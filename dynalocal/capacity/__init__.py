@@ -1,7 +1,8 @@
 """Capacity in one place: units, buckets, meters, the throttle decision, records and reports.
 
-Modules: `units` (RCU/WCU arithmetic), `bucket` (token buckets), `meter` (one table's or
-GSI's buckets, partition records and on-demand growth), `registry` (all meters of a server,
+Modules: `units` (RCU/WCU arithmetic), `bucket` (token buckets), `causes` (directions and throttle
+causes), `meter` (one table's or GSI's buckets, records and on-demand growth), `partition_meter` (one
+partition's buckets, records and counted keys), `registry` (all meters of a server,
 partition counts, the throttle log), `charge` (one request's admission; the pricing of each
 operation from the sizes it read and wrote, docs/behaviour/capacity.md §1, so handlers never
 compute units; its charges and its ConsumedCapacity), `throttle` (the throttle errors and their reasons) and

@@ -12,12 +12,12 @@ from collections.abc import Callable, Sequence
 from typing import Protocol
 
 # (read units, write units, reads, writes, last second) of one partition key: a tuple while the
-# key was charged once, a list after (capacity.meter.PartMeter.keys)
+# key was charged once, a list after (capacity.partition_meter.PartMeter.keys)
 Counts = tuple | list
 
 
 class Records(Protocol):
-    """What carry-over reads and writes of a partition meter (capacity.meter.PartMeter)."""
+    """What carry-over reads and writes of a partition meter (capacity.partition_meter.PartMeter)."""
 
     units: list[float]
     requests: list[int]

@@ -15,7 +15,8 @@ from typing import TYPE_CHECKING, Any
 
 import orjson
 
-from dynalocal.capacity.meter import GSI_BACKPRESSURE, READ, WRITE, Meter
+from dynalocal.capacity.causes import GSI_BACKPRESSURE, READ, WRITE
+from dynalocal.capacity.meter import Meter
 from dynalocal.capacity.units import read_units, write_units
 from dynalocal.errors import DynamoError
 from dynalocal.storage.database import TableEntry

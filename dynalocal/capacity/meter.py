@@ -30,7 +30,8 @@ of 0 keep one second of the rate: no burst at all.
 
 Records (read by `report`): totals, per-second units over the last RING (300) seconds, throttle
 events by cause, units admitted beyond the provisioned rate (provisioned tables) or beyond the
-ceiling (partitions) within a second, i.e. thanks to burst, and exact per-partition-key counts.
+ceiling (partitions) within a second, i.e. thanks to burst, and exact per-partition-key counts
+(each partition's in its `PartMeter`, capacity/partition_meter.py; causes in capacity/causes.py).
 
 The hot path: each partition's `gates` (per direction) are the buckets a request on it needs, in
 the order they are checked (table, maximum, classic share, ceiling), each knowing the throttle
@@ -51,124 +52,28 @@ from __future__ import annotations
 import math
 from collections.abc import Callable, Iterable
 
+from dynalocal.capacity import partition_meter
 from dynalocal.capacity.bucket import Bucket
-from dynalocal.capacity.carry import Counts, carry_over
-from dynalocal.capacity.split import key_loads, snapshot, split_count, window_load
+from dynalocal.capacity.carry import carry_over
+from dynalocal.capacity.causes import (
+    ACCOUNT_LIMIT,
+    KEY_RANGE,
+    ON_DEMAND_MAX,
+    ON_DEMAND_SCALING,
+    READ,
+    TABLE_RATE,
+    WRITE,
+)
+from dynalocal.capacity.partition_meter import RING, PartMeter, clear_seconds
+from dynalocal.capacity.split import snapshot
 from dynalocal.capacity.units import CEILING
 
 NEW_ON_DEMAND = (12000.0, 4000.0)  # warm throughput of a new on-demand table or GSI
 TABLE_QUOTA = 40000.0  # default per-table on-demand quota (DescribeLimits), per direction
-RING = 300  # seconds of per-second records
 PEAK_WINDOW = 30  # seconds averaged to measure a sustained peak
 SPLIT_SECONDS = 30  # consecutive hot seconds before a partition asks for a split
 HOT_FRACTION = 0.8  # of a partition's ceiling: a second at or above it is hot
-KEY_LIMIT = 1000  # partition keys counted per partition before the coldest are folded (see PartMeter.limit)
 LOG_LIMIT = 256  # charges logged before they are added to the records (a flush stalls the loop: keep it short)
-
-READ, WRITE = 0, 1
-DIRECTIONS = ("read", "write")
-
-# Why a request was throttled (recorded per meter and partition; see WIRE_REASON).
-KEY_RANGE = "key_range"  # a partition's ceiling (hot key range)
-TABLE_RATE = "table_rate"  # a provisioned table's (or GSI's) rate and burst spent
-PARTITION_SHARE = "partition_share"  # classic model: the partition's 1/N share spent
-ON_DEMAND_SCALING = "on_demand_scaling"  # above 2x the previous peak of an on-demand table
-ON_DEMAND_MAX = "on_demand_max"  # the table's OnDemandThroughput maximum
-ACCOUNT_LIMIT = "account_limit"  # the per-table on-demand quota
-GSI_BACKPRESSURE = "gsi_backpressure"  # on a base table: a GSI could not take the write
-
-# The LimitType of the wire's ThrottlingReasons. AWS throttles on-demand tables growing past
-# twice their peak at the partitions that have not split yet: a key-range reason.
-WIRE_REASON = {KEY_RANGE: "KeyRangeThroughputExceeded", TABLE_RATE: "ProvisionedThroughputExceeded",
-               PARTITION_SHARE: "ProvisionedThroughputExceeded", ON_DEMAND_SCALING: "KeyRangeThroughputExceeded",
-               ON_DEMAND_MAX: "MaxOnDemandThroughputExceeded", ACCOUNT_LIMIT: "AccountLimitExceeded"}
-
-
-def _zero(ring: list, last: int, sec: int) -> None:
-    """Clear the slots of the seconds after `last` up to `sec` (they saw nothing)."""
-    for s in range(last + 1, min(sec, last + RING) + 1):
-        ring[s % RING] = 0
-
-
-class PartMeter:
-    """Ceiling buckets, classic share buckets and records of one partition."""
-
-    __slots__ = ("cap", "share", "units", "requests", "burst", "ring", "sec", "throttles", "throttle_ring",
-                 "keys", "limit", "other", "folded", "hot_secs", "base", "throttled_sec", "since")
-
-    def __init__(self, partition_burst: float, share: tuple[float, float] | None, burst: float, now: float,
-                 index: int = 0) -> None:
-        self.cap = [Bucket(c, c * max(partition_burst, 1.0), now, KEY_RANGE) for c in CEILING]
-        self.share = ([Bucket(r, r * max(burst, 1.0), now, PARTITION_SHARE) for r in share]
-                      if share is not None else None)
-        self.units = [0.0, 0.0]
-        self.requests = [0, 0]
-        self.burst = [0.0, 0.0]  # units beyond the ceiling within a second, seconds before `sec`
-        self.ring = ([0.0] * RING, [0.0] * RING)
-        self.sec = int(now)
-        self.throttles: tuple[dict, dict] = ({}, {})  # cause -> events, per direction
-        self.throttle_ring: tuple[list, list] | None = None  # allocated at the first throttle
-        # pk prefix -> (read units, write units, reads, writes, last second): a tuple while the key was
-        # charged once (one allocation the cycle collector soon stops tracking), a list once charged again
-        self.keys: dict[bytes, Counts] = {}
-        # Keys counted before a fold keeps the hottest KEY_LIMIT / 2: KEY_LIMIT to 1.5 x KEY_LIMIT, staggered
-        # by partition index (golden-ratio steps). Under traffic spread evenly over many new keys, equal
-        # limits would make every partition fold at once, one flush of the log folding hundreds of them
-        # (each ~1 ms: the counts are scattered over memory), a stall of tens of ms every few seconds.
-        self.limit = KEY_LIMIT + int(index * 0.6180339887 % 1.0 * (KEY_LIMIT // 2))
-        self.other = [0.0, 0.0, 0, 0]  # folded keys' counts
-        self.folded = 0  # keys folded into `other`
-        self.hot_secs = 0
-        self.base: dict[bytes, float] | None = None  # keys' loads when the hot streak began (split_to)
-        self.throttled_sec = -1  # last second with a key-range throttle
-        self.since = now
-
-    def roll(self, sec: int) -> None:
-        """A new second: count the last one's units beyond the ceiling (admitted thanks to burst)."""
-        last = self.sec
-        i = last % RING
-        for d in (READ, WRITE):
-            over = self.ring[d][i] - CEILING[d]
-            if over > 0:
-                self.burst[d] += over
-        _zero(self.ring[0], last, sec)
-        _zero(self.ring[1], last, sec)
-        if self.throttle_ring is not None:
-            _zero(self.throttle_ring[0], last, sec)
-            _zero(self.throttle_ring[1], last, sec)
-        self.sec = sec
-
-    def fold(self) -> None:
-        """Keep the hottest KEY_LIMIT / 2 counted keys (ties: the first counted); add the others' counts
-        to `other`. Ranks slot numbers by a list of loads (no tuple or Python key call per key)."""
-        keys = self.keys
-        counts = list(keys.values())
-        loads = [c[0] + c[1] for c in counts]
-        order = sorted(range(len(loads)), key=loads.__getitem__, reverse=True)
-        keep = KEY_LIMIT // 2
-        other = self.other
-        for j in order[keep:]:
-            c = counts[j]
-            other[0] += c[0]
-            other[1] += c[1]
-            other[2] += c[2]
-            other[3] += c[3]
-        self.folded += len(order) - keep
-        names = list(keys)
-        self.keys = {names[j]: counts[j] for j in order[:keep]}
-
-    def totals(self) -> tuple[list, list, list]:
-        """(units, requests, burst units) per direction, the current second's burst included."""
-        i = self.sec % RING
-        burst = [b + max(0.0, self.ring[d][i] - CEILING[d]) for d, b in enumerate(self.burst)]
-        return list(self.units), list(self.requests), burst
-
-    def split_to(self, count: int, last: int) -> int | None:
-        """The partition count this hot partition asks for, out of `count`, judged on the keys'
-        load since its hot streak began (capacity.split); None: no split (one key carries it)."""
-        seconds = range(last - self.hot_secs + 2, last + 1)  # the streak's seconds after `base` was taken
-        total = window_load(self.ring, (s % RING for s in seconds))
-        return split_count(key_loads(self.keys, self.base or {}), total, count)
 
 
 class Meter:
@@ -281,7 +186,7 @@ class Meter:
         for part in [*old, *self.parts]:
             if part.sec != sec:
                 part.roll(sec)  # old and new rings stand at the same second
-        carry_over(old, self.parts, keys_to, KEY_LIMIT)
+        carry_over(old, self.parts, keys_to, partition_meter.KEY_LIMIT)
         for d in (READ, WRITE):
             fraction = _fill(b.cap[d] for b in old)
             for part in self.parts:
@@ -439,7 +344,7 @@ class Meter:
                     self.burst[d] += over
         self._judge(last, sec - last)
         for ring in (*self.ring, *self.throttle_ring):
-            _zero(ring, last, sec)
+            clear_seconds(ring, last, sec)
 
     def _judge(self, last: int, gap: int) -> None:
         if self.provisioned is None:

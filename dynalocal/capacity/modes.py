@@ -17,7 +17,7 @@ table's (so the seed loader, which loads with the server's mode off, is never th
 """
 from __future__ import annotations
 
-from dynalocal.capacity.meter import (
+from dynalocal.capacity.causes import (
     ACCOUNT_LIMIT,
     GSI_BACKPRESSURE,
     KEY_RANGE,
@@ -25,14 +25,14 @@ from dynalocal.capacity.meter import (
     ON_DEMAND_SCALING,
     PARTITION_SHARE,
     TABLE_RATE,
-    Meter,
 )
+from dynalocal.capacity.meter import Meter
 
 MODES = ("keys", "enforce", "report", "off")
 MODE_TAG = "dynalocal:throttling"
 KEY_DESIGN, CAPACITY_SETTING = "key-design", "capacity-setting"
 
-# Every throttle cause (capacity/meter.py) and its kind: the one classification table.
+# Every throttle cause (capacity/causes.py) and its kind: the one classification table.
 KIND = {
     KEY_RANGE: KEY_DESIGN,  # a partition's 3000 RCU / 1000 WCU ceiling (table or GSI): a hot key range
     # the classic model's 1/N share of the provisioned rate is its partitions' limit: what that

@@ -24,10 +24,11 @@ from functools import partial
 from typing import Protocol
 
 from dynalocal.capacity.charge import Charge
-from dynalocal.capacity.meter import CEILING, NEW_ON_DEMAND, Meter
+from dynalocal.capacity.meter import NEW_ON_DEMAND, Meter
 from dynalocal.capacity.modes import key_design_refusal, refused, table_mode
 from dynalocal.capacity.split import MAX_PARTITIONS
 from dynalocal.capacity.throttle import CLI_WHERE, ThrottleLog, note, throttle_error
+from dynalocal.capacity.units import CEILING
 from dynalocal.capacity.vector_meter import VectorMeter
 from dynalocal.errors import DynamoError
 from dynalocal.storage.database import Database, TableEntry

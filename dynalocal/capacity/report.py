@@ -67,10 +67,12 @@ from __future__ import annotations
 from collections.abc import Sequence
 from typing import Any
 
-from dynalocal.capacity.meter import CEILING, RING, Meter, PartMeter
+from dynalocal.capacity.meter import Meter
 from dynalocal.capacity.modes import MODE_TAG, WHAT
+from dynalocal.capacity.partition_meter import RING, PartMeter
 from dynalocal.capacity.registry import Capacity, TableMeters
 from dynalocal.capacity.throttle import show_key
+from dynalocal.capacity.units import CEILING
 from dynalocal.capacity.vector_meter import VectorMeter
 from dynalocal.storage.database import Database, TableEntry
 from dynalocal.storage.partition import Partition

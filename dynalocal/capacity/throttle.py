@@ -16,7 +16,7 @@ import base64
 import logging
 from typing import TYPE_CHECKING
 
-from dynalocal.capacity.meter import (
+from dynalocal.capacity.causes import (
     ACCOUNT_LIMIT,
     GSI_BACKPRESSURE,
     KEY_RANGE,
@@ -25,8 +25,8 @@ from dynalocal.capacity.meter import (
     PARTITION_SHARE,
     TABLE_RATE,
     WIRE_REASON,
-    Meter,
 )
+from dynalocal.capacity.meter import Meter
 from dynalocal.errors import DynamoError, ProvisionedThroughputExceededException, ThrottlingException
 from dynalocal.storage.database import TableEntry
 from dynalocal.values.multikey import show_tuple

@@ -8,7 +8,7 @@ from __future__ import annotations
 
 from typing import Any
 
-from dynalocal.capacity.meter import RING
+from dynalocal.capacity.partition_meter import RING
 
 SEARCHES = None  # the key of a table's SearchVectors meter (vector-index writes are keyed by index name)
 

@@ -8,7 +8,8 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from conftest import FakeClock, capacity_args
-from dynalocal.capacity.meter import RING, Meter
+from dynalocal.capacity.meter import Meter
+from dynalocal.capacity.partition_meter import RING
 from dynalocal.config import Settings
 from dynalocal.diagnosis.collect import collect
 from dynalocal.diagnosis.engine import diagnose

@@ -15,6 +15,7 @@ from conftest import FakeClock as Clock
 from conftest import capacity_args
 
 from dynalocal.capacity import meter as model
+from dynalocal.capacity import partition_meter
 from dynalocal.capacity.report import snapshot
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
@@ -334,13 +335,13 @@ def test_the_records_count_every_key_exactly_and_follow_the_contract():
 def test_key_counts_keep_memory_bounded_by_folding_the_coldest_half():
     ctx, _ = _server(throttling="off")
     table = _create(ctx, "many-keys", provisioned=(1, 1))  # one partition
-    for i in range(model.KEY_LIMIT + 1):
+    for i in range(partition_meter.KEY_LIMIT + 1):
         _write(ctx, table, f"k{i}", 1.0 if i else 5.0)
     m = ctx.capacity.meter(ctx.db.tables[table])
     m.flush()  # charges wait in the meter's log until something reads the records
     (part,) = m.parts
-    assert len(part.keys) == model.KEY_LIMIT // 2 + 1 and part.folded == model.KEY_LIMIT // 2
-    assert part.other[1] == model.KEY_LIMIT // 2, "folded keys' units are kept in `other`"
+    assert len(part.keys) == partition_meter.KEY_LIMIT // 2 + 1 and part.folded == partition_meter.KEY_LIMIT // 2
+    assert part.other[1] == partition_meter.KEY_LIMIT // 2, "folded keys' units are kept in `other`"
     assert any(pk[10:] == b"k0" for pk in part.keys), "the hottest key is kept"
 
 
@@ -349,10 +350,10 @@ def test_partitions_fold_their_key_counts_at_staggered_limits_not_all_in_one_flu
     same flush (a stall of hundreds of folds); staggered ones fold a few at a time."""
     m = model.Meter("t", None, 334, None, False, 300.0, 5.0, (1e6, 250_000.0), (None, None), 0.0)
     limits = [p.limit for p in m.parts]
-    assert limits[0] == model.KEY_LIMIT and min(limits) == model.KEY_LIMIT
-    assert max(limits) < model.KEY_LIMIT * 3 // 2 and len(set(limits)) > 300
+    assert limits[0] == partition_meter.KEY_LIMIT and min(limits) == partition_meter.KEY_LIMIT
+    assert max(limits) < partition_meter.KEY_LIMIT * 3 // 2 and len(set(limits)) > 300
     folds: list[int] = []  # folds per drain of the log (each LOG_LIMIT charges)
-    fold, drain = model.PartMeter.fold, model.Meter._drain
+    fold, drain = partition_meter.PartMeter.fold, model.Meter._drain
 
     def counted_fold(self):
         folds[-1] += 1
@@ -362,7 +363,7 @@ def test_partitions_fold_their_key_counts_at_staggered_limits_not_all_in_one_flu
         folds.append(0)
         drain(self)
 
-    monkeypatch.setattr(model.PartMeter, "fold", counted_fold)
+    monkeypatch.setattr(partition_meter.PartMeter, "fold", counted_fold)
     monkeypatch.setattr(model.Meter, "_drain", counted_drain)
     for i in range(334 * 1600):  # every partition passes its limit, round-robin: the most even load
         m.charge(model.WRITE, i % 334, 1.0, i.to_bytes(8, "big"), 0.5)

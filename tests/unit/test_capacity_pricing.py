@@ -6,7 +6,7 @@ import orjson
 import pytest
 
 from dynalocal.capacity.charge import Charge
-from dynalocal.capacity.meter import READ, WRITE
+from dynalocal.capacity.causes import READ, WRITE
 from dynalocal.engine.context import Context
 from dynalocal.engine.dispatch import dispatch
 

@@ -20,7 +20,9 @@ import pytest
 from conftest import FakeClock
 
 from dynalocal.capacity import meter as model
-from dynalocal.capacity.meter import KEY_RANGE, TABLE_RATE, Meter
+from dynalocal.capacity import partition_meter
+from dynalocal.capacity.causes import KEY_RANGE, TABLE_RATE
+from dynalocal.capacity.meter import Meter
 from dynalocal.capacity.report import snapshot
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
@@ -46,7 +48,7 @@ class DirectMeter(Meter):
         sec = int(now)
         if sec != self.sec:
             self.roll(sec)
-        i = sec % model.RING
+        i = sec % partition_meter.RING
         self.ring[d][i] += units
         if part.sec != sec:
             part.roll(sec)
@@ -156,7 +158,7 @@ def _drive(meters: tuple[Meter, Meter], seed: int, steps: int, check_every: int)
             p = rng.randrange(len(meters[0].parts))
             what = rng.random()
             if what < 0.45:  # one of many keys: past KEY_LIMIT, so the coldest half is folded
-                pk: bytes | None = _pk(rng, rng.randrange(3 * model.KEY_LIMIT))
+                pk: bytes | None = _pk(rng, rng.randrange(3 * partition_meter.KEY_LIMIT))
                 units = rng.choice([0.5, 1.0, 2.0, 4.0])
             elif what < 0.85:  # hot traffic on few keys: hot seconds, heat splits, peaks
                 pk, units = rng.choice(hot_keys), rng.choice([20.0, 45.0, 90.0])
@@ -184,7 +186,7 @@ def _drive(meters: tuple[Meter, Meter], seed: int, steps: int, check_every: int)
 @pytest.mark.parametrize("kind", ["on-demand", "provisioned", "classic"])
 @pytest.mark.parametrize("check_every,steps", [(1, 3000), (97, 30_000), (10**9, 30_000)])
 def test_logged_charges_give_the_records_of_direct_accounting(kind, check_every, steps, monkeypatch):
-    monkeypatch.setattr(model, "KEY_LIMIT", 40)  # fold often (the real limit folds alike, more rarely)
+    monkeypatch.setattr(partition_meter, "KEY_LIMIT", 40)  # fold often (the real limit folds alike, more rarely)
     meters = _meters(kind, 1000.0)
     seen = _drive(meters, seed=zlib.crc32(f"{kind}{check_every}".encode()), steps=steps, check_every=check_every)
     m = meters[0]

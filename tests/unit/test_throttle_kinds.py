@@ -3,29 +3,29 @@ from __future__ import annotations
 
 import orjson
 
-from dynalocal.capacity import meter
+from dynalocal.capacity import causes
 from dynalocal.capacity.modes import CAPACITY_SETTING, KEY_DESIGN, KIND, MODES, refused, table_mode
 from dynalocal.config import Settings
 from dynalocal.engine.context import Context
 from dynalocal.engine.dispatch import dispatch
 from conftest import FakeClock
 
-CAUSES = [value for name, value in vars(meter).items()
+CAUSES = [value for name, value in vars(causes).items()
           if name.isupper() and isinstance(value, str) and name not in ("DIRECTIONS",) and value.islower()
           and "_" in value]
 
 
 def test_every_cause_has_one_kind():
     assert set(CAUSES) == set(KIND), "a cause without a kind, or a kind for no cause"
-    assert {c for c, k in KIND.items() if k == KEY_DESIGN} == {meter.KEY_RANGE, meter.PARTITION_SHARE}
+    assert {c for c, k in KIND.items() if k == KEY_DESIGN} == {causes.KEY_RANGE, causes.PARTITION_SHARE}
     assert all(k in (KEY_DESIGN, CAPACITY_SETTING) for k in KIND.values())
 
 
 def test_what_each_mode_refuses():
-    assert [m for m in MODES if refused(m, meter.KEY_RANGE)] == ["keys", "enforce"]
-    assert [m for m in MODES if refused(m, meter.TABLE_RATE)] == ["enforce"]
-    assert [m for m in MODES if refused(m, meter.ON_DEMAND_MAX)] == ["enforce"]
-    assert [m for m in MODES if refused(m, meter.PARTITION_SHARE)] == ["keys", "enforce"]
+    assert [m for m in MODES if refused(m, causes.KEY_RANGE)] == ["keys", "enforce"]
+    assert [m for m in MODES if refused(m, causes.TABLE_RATE)] == ["enforce"]
+    assert [m for m in MODES if refused(m, causes.ON_DEMAND_MAX)] == ["enforce"]
+    assert [m for m in MODES if refused(m, causes.PARTITION_SHARE)] == ["keys", "enforce"]
 
 
 def test_the_table_tag_sets_the_mode_unless_the_server_is_off():
