@@ -48,7 +48,7 @@ class PartMeter:
         self.keys: dict[bytes, Counts] = {}
         # Keys counted before a fold keeps the hottest KEY_LIMIT / 2: KEY_LIMIT to 1.5 x KEY_LIMIT, staggered
         # by partition index (golden-ratio steps). Under traffic spread evenly over many new keys, equal
-        # limits would make every partition fold at once, one flush of the log folding hundreds of them
+        # limits would make every partition fold at once, one drain of the log folding hundreds of them
         # (each ~1 ms: the counts are scattered over memory), a stall of tens of ms every few seconds.
         self.limit = KEY_LIMIT + int(index * 0.6180339887 % 1.0 * (KEY_LIMIT // 2))
         self.other = [0.0, 0.0, 0, 0]  # folded keys' counts

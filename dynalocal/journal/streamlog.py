@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import struct
 from collections.abc import Iterator
-from itertools import chain
 from pathlib import Path
 
 from dynalocal.journal.wal import frame, read_frames, write_file
@@ -25,6 +24,8 @@ def snapshot_path(directory: Path, generation: int) -> Path:
 
 
 def _frames(captured: list[tuple[str, list]]) -> Iterator[bytes]:
+    """The stream file's bytes, a frame at a time."""
+    yield MAGIC
     for arn, parts in captured:
         raw_arn = arn.encode()
         head = struct.pack("<H", len(raw_arn)) + raw_arn
@@ -39,7 +40,7 @@ def _frames(captured: list[tuple[str, list]]) -> Iterator[bytes]:
 
 def write_snapshot(captured: list[tuple[str, list]], directory: Path, generation: int) -> None:
     """Write the captured stream state as `streams-<generation>.dat`, atomically."""
-    write_file(snapshot_path(directory, generation), chain((MAGIC,), _frames(captured)))
+    write_file(snapshot_path(directory, generation), _frames(captured))
 
 
 def load_snapshot(directory: Path, generation: int | None, registry: StreamRegistry) -> None:
