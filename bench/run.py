@@ -6,8 +6,9 @@ and the bare-protocol floor, and the issue's target ratios.
 Targets: dynalocal with default options and with --throttling off, each in memory and with
 --data-dir --sync batch; the bare-protocol floor (bare_protocol.py); DynamoDB Local (and moto
 with --moto). Servers run pinned to one core and wrk to another (taskset, when there are two).
-Every workload runs against every target in each round, targets interleaved, so the ratios
-are measured under the same machine conditions. Figures are medians over rounds. Run it on a
+Every workload runs against every target in each round, targets interleaved (each round begins
+at a different target, each run once all servers are idle: see `quiet`), so the ratios are
+measured under the same machine conditions. Figures are medians over rounds. Run it on a
 quiet machine: the load average before and after is printed and saved with the figures in
 bench/results/latest.json.
 """
@@ -109,6 +110,26 @@ def main() -> None:
         json.dump(out, f, indent=2)
 
 
+QUIET_WINDOW = 0.2  # seconds
+QUIET_CPU = 0.015  # servers that used at most this CPU time in a window are quiet (ticks are 10 ms)
+QUIET_DEADLINE = 5.0
+
+
+def quiet(started: list[peers.Target]) -> float:
+    """Wait until the servers (all pinned to one core) have stopped working: a JVM compiles and collects
+    for up to half a second after a load, which the next target's run would otherwise pay for. Returns
+    the seconds waited (at most QUIET_DEADLINE)."""
+    t0 = time.perf_counter()
+    before = sum(t.cpu_seconds() for t in started)
+    while time.perf_counter() - t0 < QUIET_DEADLINE:
+        time.sleep(QUIET_WINDOW)
+        now = sum(t.cpu_seconds() for t in started)
+        if now - before <= QUIET_CPU:
+            break
+        before = now
+    return time.perf_counter() - t0
+
+
 def measure(started: list[peers.Target], workloads: list, args: argparse.Namespace) -> dict:
     """{workload: {target: {rps, p50_ms, p99_ms, cpu_us, errors}}}, medians over the rounds."""
     raw: dict[str, dict[str, list[tuple[loadgen.Result, float]]]] = {
@@ -116,7 +137,11 @@ def measure(started: list[peers.Target], workloads: list, args: argparse.Namespa
     for round_no in range(args.rounds):
         for workload in workloads:
             script = workload.script()
-            for target in started:
+            # Each round starts the targets at a different one, so none always runs right after the same
+            # neighbour on the shared server core.
+            shift = round_no % len(started)
+            for target in started[shift:] + started[:shift]:
+                quiet(started)
                 cpu = target.cpu_seconds()
                 result = loadgen.run(target.url, script, args.seconds, args.connections)
                 cpu_us = (target.cpu_seconds() - cpu) * 1e6 / result.requests if result.requests else float("nan")
