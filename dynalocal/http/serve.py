@@ -62,6 +62,7 @@ class HttpServer:
         self.clock = 0.0
         self.connections: set[HttpProtocol] = set()
         self.stopping = False
+        self.held: list[HttpProtocol] = []  # connections holding answers until the loop round ends
         self.started = threading.Event()  # set once listening (or when start-up failed: see `error`)
         self.error: BaseException | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -175,6 +176,14 @@ class HttpServer:
         self.connections.discard(conn)
         if not self.connections:
             self._all_closed.set()  # type: ignore[union-attr]
+
+    def release_held(self) -> None:
+        """End of a loop round (scheduled by the first answer held in it): write every held answer."""
+        held = self.held  # the one list: every connection keeps a reference to it
+        conns = held.copy()
+        held.clear()
+        for conn in conns:
+            conn.write_held()
 
     def connection_made(self, conn: HttpProtocol) -> None:
         self.connections.add(conn)

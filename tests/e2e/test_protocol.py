@@ -105,6 +105,16 @@ def test_connection_close_is_honoured(server):
         assert sock.recv(4096) == b""
 
 
+def test_answers_held_in_a_loop_round_go_out_before_a_closing_answer(server):
+    """Answers are held until the end of the event loop's round; a request in the same round that closes the
+    connection writes them first: every answer arrives, in order, then the close."""
+    with connect(server) as sock:
+        sock.sendall(request() + request(b"{not json") + request() + request(extra="Connection: close\r\n"))
+        answers = read_responses(sock, None)
+    assert [a[0].split(b" ")[1] for a in answers] == [b"200", b"400", b"200", b"200"]
+    assert answers[3][1][b"connection"] == b"close" and b"TableNames" in answers[3][2]
+
+
 def test_http_1_0_gets_one_answer_then_close(server):
     with connect(server) as sock:
         sock.sendall(request(version="1.0"))
