@@ -14,6 +14,7 @@ from __future__ import annotations
 
 import argparse
 import json
+import os
 import random
 import re
 import shutil
@@ -97,7 +98,9 @@ def time_startup(directory: Path | None) -> tuple[float, int, str]:
                                               "Content-Type": "application/x-amz-json-1.0", "Authorization": AUTH})
     log = tempfile.TemporaryFile()
     started = time.perf_counter()
-    proc = subprocess.Popen(command, stdout=log, stderr=log)
+    # Measure a normal installation: Python may cache bytecode (some sandboxes forbid it), as peers.Target does.
+    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+    proc = subprocess.Popen(command, stdout=log, stderr=log, env=env)
     try:
         while True:
             try:
