@@ -37,6 +37,12 @@ SERVER_CORE = 1
 LOADGEN_CORE = 0
 
 
+def server_env() -> dict[str, str]:
+    """The environment of a measured server: a normal installation's, where Python may cache bytecode
+    (some sandboxes forbid it with PYTHONDONTWRITEBYTECODE)."""
+    return {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
+
+
 @dataclass
 class Target:
     name: str
@@ -56,10 +62,8 @@ class Target:
         cmd = [part.replace("{port}", str(self.port)) for part in self.command]
         started = time.perf_counter()
         os.makedirs(PEERS, exist_ok=True)  # peers may write files (DynamoDB Local's metadata) in their cwd
-        # Measure a normal installation: Python may cache bytecode (some sandboxes forbid it).
-        env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
         self.proc = subprocess.Popen(pinned(SERVER_CORE) + cmd, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL,
-                                     cwd=PEERS, env=env)
+                                     cwd=PEERS, env=server_env())
         deadline = started + 60
         while time.perf_counter() < deadline:
             if self.proc.poll() is not None:

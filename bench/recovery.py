@@ -14,7 +14,6 @@ from __future__ import annotations
 
 import argparse
 import json
-import os
 import random
 import re
 import shutil
@@ -27,7 +26,7 @@ import time
 import urllib.request
 from pathlib import Path
 
-from peers import AUTH  # a well-formed signature header, as SDKs send (--auth relaxed wants one)
+from peers import AUTH, server_env  # AUTH: a well-formed signature header, as SDKs send (--auth relaxed wants one)
 
 from dynalocal.engine.caller import ANONYMOUS
 from dynalocal.engine.context import Context
@@ -98,9 +97,7 @@ def time_startup(directory: Path | None) -> tuple[float, int, str]:
                                               "Content-Type": "application/x-amz-json-1.0", "Authorization": AUTH})
     log = tempfile.TemporaryFile()
     started = time.perf_counter()
-    # Measure a normal installation: Python may cache bytecode (some sandboxes forbid it), as peers.Target does.
-    env = {k: v for k, v in os.environ.items() if k != "PYTHONDONTWRITEBYTECODE"}
-    proc = subprocess.Popen(command, stdout=log, stderr=log, env=env)
+    proc = subprocess.Popen(command, stdout=log, stderr=log, env=server_env())
     try:
         while True:
             try:
