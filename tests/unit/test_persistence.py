@@ -3,8 +3,11 @@ from __future__ import annotations
 
 import logging
 import random
+import struct
 import tempfile
 import zlib
+from array import array
+from itertools import accumulate
 from pathlib import Path
 
 import orjson
@@ -193,8 +196,8 @@ def test_snapshot_round_trip_with_partitions_metadata_and_big_chunks(tmp_path, m
 
 
 def test_snapshot_chunks_are_compressed_and_earlier_formats_still_load(tmp_path, monkeypatch):
-    """`write` compresses chunks with zstd ("S" frames); snapshots of plain "C" chunks and of zlib "Z" chunks
-    (earlier versions) load the same."""
+    """`write` compresses chunks with zstd ("S" frames of "K" chunks); snapshots of plain "K" chunks, and of
+    plain "C" chunks and zlib "Z" chunks (earlier versions), load the same."""
     db = Database()
     entry = make_table(db, "alpha", 2)
     for i in range(500):
@@ -209,9 +212,14 @@ def test_snapshot_chunks_are_compressed_and_earlier_formats_still_load(tmp_path,
     plain = snap.write(image, tmp_path, 2)
     monkeypatch.setattr(snap, "_chunk_frames", _earlier_chunk_frames(chunk_frames, lambda raw: b"Z" + zlib.compress(raw)))
     snap.write(image, tmp_path, 3)
+    monkeypatch.setattr(snap, "_chunk_frames", lambda *args: (  # "K" chunks, not compressed
+        wal.frame(snap.plain_chunk(framed[wal.FRAME.size:])) for framed in chunk_frames(*args)))
+    snap.write(image, tmp_path, 4)
     monkeypatch.undo()
+    kinds = {payload[:1] for _, payload in wal.read_frames(snap.snapshot_path(tmp_path, 4).read_bytes(), 8)}
+    assert kinds == {b"M", b"K", b"E"}
     assert compressed * 3 < plain
-    for generation in (1, 2, 3):
+    for generation in (1, 2, 3, 4):
         restored = Database()
         assert snap.load(snap.snapshot_path(tmp_path, generation), restored) == (1, 500)
         assert state(restored) == state(db)
@@ -221,9 +229,19 @@ def _earlier_chunk_frames(chunk_frames, encode):
     """_chunk_frames as an earlier version wrote them: the "C" payload, as `encode` makes it, framed."""
     def earlier(*args):
         for framed in chunk_frames(*args):
-            raw = snap.plain_chunk(framed[wal.FRAME.size:])
-            yield wal.frame(encode(raw))
+            index, keys, records = snap._decode_chunk(framed[wal.FRAME.size:])
+            yield wal.frame(encode(_c_payload(index, keys, records)))
     return earlier
+
+
+def _c_payload(index, keys, records):
+    """A "C" chunk: offsets of keys and items, sizes, then the keys and the items (before "K" chunks)."""
+    def u32s(values):
+        return array("I", values).tobytes()  # little-endian on the machines tests run on
+    blobs = [blob for blob, _ in records]
+    return b"".join((b"C", struct.pack("<II", index, len(keys)), u32s(accumulate(map(len, keys), initial=0)),
+                     u32s(accumulate(map(len, blobs), initial=0)), u32s(size for _, size in records),
+                     b"".join(keys), b"".join(blobs)))
 
 
 def snapshot_of_300(tmp_path) -> Path:
@@ -434,3 +452,25 @@ def test_salvage_finds_groups_that_start_with_a_long_stream_arn(tmp_path):
     assert wal.scan_segment(path).problem is None
     path.write_bytes(bytes(data))
     assert wal.scan_segment(path).resume == ends[1]  # damage inside the log, not a torn tail
+
+
+@pytest.mark.parametrize("body", [b"\xff\x00garbage", b"", None, "shape"])
+def test_a_chunk_whose_checksum_matches_but_whose_items_do_not_decode_is_a_damaged_snapshot(tmp_path, body):
+    """A "K" chunk that is not marshal data, is cut short, counts other items than it holds, or holds
+    something else than two lists: SnapshotError (recovery then falls back), never a crash or a wrong table."""
+    import marshal
+
+    keys, records = [b"k1", b"k2"], [(b"{}", 3), (b"{}", 3)]
+    if body is None:
+        body = marshal.dumps((keys, records), 2)  # two items, but the header says three
+    elif body == "shape":
+        body = marshal.dumps({"keys": keys}, 2)
+    payload = b"K" + struct.pack("<II", 0, 3) + body
+    with pytest.raises(snap.SnapshotError):
+        snap._decode_chunk(payload)
+    path = snapshot_of_300(tmp_path)
+    frames = list(wal.read_frames(path.read_bytes(), len(snap.MAGIC)))
+    damaged = [wal.frame(payload if p[:1] == b"S" else p) for _, p in frames]
+    path.write_bytes(snap.MAGIC + b"".join(damaged))
+    with pytest.raises(snap.SnapshotError):
+        snap.load(path, Database())
