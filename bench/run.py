@@ -60,11 +60,28 @@ def targets(with_peers: bool, with_moto: bool) -> tuple[list[peers.Target], list
     return chosen, skipped
 
 
+def cpu_times() -> list[int]:
+    """The machine's CPU time counters (/proc/stat: user nice system idle iowait irq softirq steal ...)."""
+    try:
+        with open("/proc/stat") as f:
+            return [int(x) for x in f.readline().split()[1:]]
+    except OSError:
+        return []
+
+
+def stolen(before: list[int], after: list[int]) -> float:
+    """The share (%) of CPU time a virtual machine's host took between two readings (0 where not told)."""
+    spent = [b - a for a, b in zip(before, after)]
+    return 100 * spent[7] / sum(spent) if len(spent) > 7 and sum(spent) else 0.0
+
+
 def machine() -> dict:
-    """The machine's state: cores and load averages (the figures mean little on a busy machine)."""
+    """The machine's state: cores, load averages and CPU time stolen by a VM's host since boot (the
+    figures mean little on a busy machine, or on a VM whose host is busy)."""
     with open("/proc/loadavg") as f:
         load = [float(x) for x in f.read().split()[:3]]
-    return {"cores": os.cpu_count(), "loadavg_1_5_15": load, "pinned": bool(peers.pinned(0))}
+    return {"cores": os.cpu_count(), "loadavg_1_5_15": load, "pinned": bool(peers.pinned(0)),
+            "steal_since_boot_pct": round(stolen([0] * 10, cpu_times()), 1)}
 
 
 def main() -> None:
@@ -88,14 +105,17 @@ def main() -> None:
                 t0 = time.perf_counter()
                 setup(target.url, dynalocal=target.name.startswith("dynalocal"))
                 print(f"{'':>15}  tables loaded in {time.perf_counter() - t0:.1f} s", flush=True)
-        results = measure(started, workloads, args)
+        results, steal = measure(started, workloads, args)
         loaded_rss = {t.name: t.rss_mb() for t in started}
     finally:
         for target in started:
             target.stop()
     out = {"workloads": results, "loaded_rss_mb": loaded_rss, "skipped": skipped, "machine_before": before,
-           "settings": {"seconds": args.seconds, "rounds": args.rounds, "connections": args.connections}}
+           "settings": {"seconds": args.seconds, "rounds": args.rounds, "connections": args.connections},
+           "steal_pct": {"median": statistics.median(steal), "max": max(steal)}}
     report.print_throughput(results, [t.name for t in started])
+    print(f"\nCPU time stolen by the host during the runs: median {out['steal_pct']['median']:.1f} %, "
+          f"max {out['steal_pct']['max']:.1f} %")
     print("\nloaded RSS: " + ", ".join(f"{k} {v:.0f} MB" for k, v in loaded_rss.items()))
     if not args.no_memory:
         out["memory"] = memory.measure(args.items)
@@ -130,10 +150,12 @@ def quiet(started: list[peers.Target]) -> float:
     return time.perf_counter() - t0
 
 
-def measure(started: list[peers.Target], workloads: list, args: argparse.Namespace) -> dict:
-    """{workload: {target: {rps, p50_ms, p99_ms, cpu_us, errors}}}, medians over the rounds."""
+def measure(started: list[peers.Target], workloads: list, args: argparse.Namespace) -> tuple[dict, list[float]]:
+    """({workload: {target: {rps, p50_ms, p99_ms, cpu_us, errors}}}, medians over the rounds; the share
+    of CPU time stolen by the host during each run, %)."""
     raw: dict[str, dict[str, list[tuple[loadgen.Result, float]]]] = {
         w.name: {t.name: [] for t in started} for w in workloads}
+    steal: list[float] = []
     for round_no in range(args.rounds):
         for workload in workloads:
             script = workload.script()
@@ -142,13 +164,15 @@ def measure(started: list[peers.Target], workloads: list, args: argparse.Namespa
             shift = round_no % len(started)
             for target in started[shift:] + started[:shift]:
                 quiet(started)
-                cpu = target.cpu_seconds()
+                cpu, times = target.cpu_seconds(), cpu_times()
                 result = loadgen.run(target.url, script, args.seconds, args.connections)
                 cpu_us = (target.cpu_seconds() - cpu) * 1e6 / result.requests if result.requests else float("nan")
+                steal.append(stolen(times, cpu_times()))
                 raw[workload.name][target.name].append((result, cpu_us))
                 print(f"round {round_no + 1} {workload.name:>16} {target.name:>18}: "
                       f"{result.requests_per_second:8.0f} req/s  p50 {result.p50_ms:6.2f} ms  "
-                      f"p99 {result.p99_ms:6.2f} ms  CPU {cpu_us:6.1f} µs/req  errors {result.errors}", flush=True)
+                      f"p99 {result.p99_ms:6.2f} ms  CPU {cpu_us:6.1f} µs/req  errors {result.errors}  "
+                      f"stolen {steal[-1]:4.1f} %", flush=True)
     out: dict = {}
     for workload, by_target in raw.items():
         out[workload] = {}
@@ -160,7 +184,7 @@ def measure(started: list[peers.Target], workloads: list, args: argparse.Namespa
                 "cpu_us": statistics.median(c for _, c in runs),
                 "errors": sum(r.errors for r, _ in runs),
             }
-    return out
+    return out, steal
 
 
 if __name__ == "__main__":
