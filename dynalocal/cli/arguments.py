@@ -103,8 +103,17 @@ def build_parser() -> argparse.ArgumentParser:
         else:
             parser.add_argument(row.flag, type=value_type(row), default=row.default, choices=row.choices or None,
                                 help=text, **extra)
-    parser.add_argument("--version", action="version", version=f"%(prog)s {version()}")
+    parser.add_argument("--version", action=_Version, nargs=0, help="show the version and exit")
     return parser
+
+
+class _Version(argparse.Action):
+    """`--version`: the version is looked up only when asked (importlib.metadata costs ~65 ms a start)."""
+
+    def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
+                 option_string: str | None = None) -> None:
+        sys.stdout.write(f"{parser.prog} {version()}\n")  # on stdout, as argparse's own "version" action
+        parser.exit()
 
 
 def value_type(row: Option) -> type:
