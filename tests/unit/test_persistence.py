@@ -3,11 +3,7 @@ from __future__ import annotations
 
 import logging
 import random
-import struct
 import tempfile
-import zlib
-from array import array
-from itertools import accumulate
 from pathlib import Path
 
 import orjson
@@ -175,129 +171,6 @@ def test_intact_segment_has_no_problem(tmp_path):
 
 # -- snapshots ------------------------------------------------------------------------------
 
-def test_snapshot_round_trip_with_partitions_metadata_and_big_chunks(tmp_path, monkeypatch):
-    monkeypatch.setattr(snap, "CHUNK_BYTES", 2000)  # force chunk splitting
-    db = Database()
-    a = make_table(db, "alpha", 4, tags={"k": "v"}, ttl_attribute="exp", extra={"TableClass": "STANDARD"})
-    a.contributor_insights[None] = "ENABLED"
-    b = make_table(db, "beta", 1)
-    for i in range(300):
-        a.table.apply(Mutation(*record_for(a, f"p{i % 17}", i, "y" * (i % 50))))
-    b.table.apply(Mutation(*record_for(b, "only", 1)))
-    image = snap.Image()
-    for _ in image.capture(db, chunk=64):
-        pass
-    size = snap.write(image, tmp_path, 3)
-    assert size == (tmp_path / "snapshot-00000003.snap").stat().st_size
-    restored = Database()
-    assert snap.load(tmp_path / "snapshot-00000003.snap", restored) == (2, 301)
-    assert state(restored) == state(db)
-    assert restored.tables["alpha"].contributor_insights == {None: "ENABLED"}
-
-
-def test_snapshot_chunks_are_compressed_and_earlier_formats_still_load(tmp_path, monkeypatch):
-    """`write` compresses chunks with zstd ("S" frames of "K" chunks); snapshots of plain "K" chunks, and of
-    plain "C" chunks and zlib "Z" chunks (earlier versions), load the same."""
-    db = Database()
-    entry = make_table(db, "alpha", 2)
-    for i in range(500):
-        entry.table.apply(Mutation(*record_for(entry, f"p{i % 7}", i, "payload" * 8)))
-    image = snap.Image()
-    list(image.capture(db, chunk=100))
-    compressed = snap.write(image, tmp_path, 1)
-    kinds = {payload[:1] for _, payload in wal.read_frames(snap.snapshot_path(tmp_path, 1).read_bytes(), 8)}
-    assert kinds == {b"M", b"S", b"E"}
-    chunk_frames = snap._chunk_frames
-    monkeypatch.setattr(snap, "_chunk_frames", _earlier_chunk_frames(chunk_frames, lambda raw: raw))  # "C"
-    plain = snap.write(image, tmp_path, 2)
-    monkeypatch.setattr(snap, "_chunk_frames", _earlier_chunk_frames(chunk_frames, lambda raw: b"Z" + zlib.compress(raw)))
-    snap.write(image, tmp_path, 3)
-    monkeypatch.setattr(snap, "_chunk_frames", lambda *args: (  # "K" chunks, not compressed
-        wal.frame(snap.plain_chunk(framed[wal.FRAME.size:])) for framed in chunk_frames(*args)))
-    snap.write(image, tmp_path, 4)
-    monkeypatch.undo()
-    kinds = {payload[:1] for _, payload in wal.read_frames(snap.snapshot_path(tmp_path, 4).read_bytes(), 8)}
-    assert kinds == {b"M", b"K", b"E"}
-    assert compressed * 3 < plain
-    for generation in (1, 2, 3, 4):
-        restored = Database()
-        assert snap.load(snap.snapshot_path(tmp_path, generation), restored) == (1, 500)
-        assert state(restored) == state(db)
-
-
-def _earlier_chunk_frames(chunk_frames, encode):
-    """_chunk_frames as an earlier version wrote them: the "C" payload, as `encode` makes it, framed."""
-    def earlier(*args):
-        for framed in chunk_frames(*args):
-            index, keys, records = snap._decode_chunk(framed[wal.FRAME.size:])
-            yield wal.frame(encode(_c_payload(index, keys, records)))
-    return earlier
-
-
-def _c_payload(index, keys, records):
-    """A "C" chunk: offsets of keys and items, sizes, then the keys and the items (before "K" chunks)."""
-    def u32s(values):
-        return array("I", values).tobytes()  # little-endian on the machines tests run on
-    blobs = [blob for blob, _ in records]
-    return b"".join((b"C", struct.pack("<II", index, len(keys)), u32s(accumulate(map(len, keys), initial=0)),
-                     u32s(accumulate(map(len, blobs), initial=0)), u32s(size for _, size in records),
-                     b"".join(keys), b"".join(blobs)))
-
-
-def snapshot_of_300(tmp_path) -> Path:
-    """Snapshot 1 of a two-partition table of 300 items, in chunks of 50."""
-    db = Database()
-    entry = make_table(db, "alpha", 2)
-    for i in range(300):
-        entry.table.apply(Mutation(*record_for(entry, f"p{i}", i)))
-    image = snap.Image()
-    list(image.capture(db, chunk=50))
-    snap.write(image, tmp_path, 1)
-    return snap.snapshot_path(tmp_path, 1)
-
-
-def test_verify_reads_a_snapshot_back_without_loading_it(tmp_path):
-    path = snapshot_of_300(tmp_path)
-    assert snap.verify(path) == 300
-    raw = bytearray(path.read_bytes())
-    for damaged in (raw[:-3], raw[:len(raw) // 2] + bytes([raw[len(raw) // 2] ^ 1]) + raw[len(raw) // 2 + 1:]):
-        path.write_bytes(bytes(damaged))
-        with pytest.raises(snap.SnapshotError):
-            snap.verify(path)
-
-
-def test_truncated_snapshot_is_refused(tmp_path):
-    db = Database()
-    entry = make_table(db, "alpha")
-    entry.table.apply(Mutation(*record_for(entry, "p", 1)))
-    image = snap.Image()
-    list(image.capture(db))
-    snap.write(image, tmp_path, 1)
-    path = tmp_path / "snapshot-00000001.snap"
-    path.write_bytes(path.read_bytes()[:-3])
-    with pytest.raises(snap.SnapshotError):
-        snap.load(path, Database())
-
-
-def test_load_names_a_damaged_chunk_and_refuses_files_that_are_no_snapshot(tmp_path):
-    """Chunks are checked in the loader's worker thread: a flipped bit is still reported at its frame's
-    offset, and nothing of the file is served; an empty file or a foreign one is no snapshot."""
-    path = snapshot_of_300(tmp_path)
-    restored = Database()
-    assert snap.load(path, restored) == (1, 300)
-    raw = bytearray(path.read_bytes())
-    frames = [offset for offset, _ in wal.read_frames(bytes(raw), len(snap.MAGIC))]
-    third = frames[3]  # a chunk frame (the first is the table's metadata)
-    raw[third + wal.FRAME.size + 5] ^= 1
-    path.write_bytes(bytes(raw))
-    with pytest.raises(snap.SnapshotError, match=f"checksum mismatch at offset {third}"):
-        snap.load(path, Database())
-    for content in (b"", b"not a snapshot at all"):
-        path.write_bytes(content)
-        with pytest.raises(snap.SnapshotError, match="not a dynalocal snapshot"):
-            snap.load(path, Database())
-
-
 @settings(max_examples=40, deadline=None, suppress_health_check=[HealthCheck.too_slow])
 @given(seed=st.integers(0, 2**32), chunk=st.integers(1, 40))
 def test_fuzzy_snapshot_plus_log_after_it_equals_the_live_state(seed, chunk):
@@ -452,25 +325,3 @@ def test_salvage_finds_groups_that_start_with_a_long_stream_arn(tmp_path):
     assert wal.scan_segment(path).problem is None
     path.write_bytes(bytes(data))
     assert wal.scan_segment(path).resume == ends[1]  # damage inside the log, not a torn tail
-
-
-@pytest.mark.parametrize("body", [b"\xff\x00garbage", b"", None, "shape"])
-def test_a_chunk_whose_checksum_matches_but_whose_items_do_not_decode_is_a_damaged_snapshot(tmp_path, body):
-    """A "K" chunk that is not marshal data, is cut short, counts other items than it holds, or holds
-    something else than two lists: SnapshotError (recovery then falls back), never a crash or a wrong table."""
-    import marshal
-
-    keys, records = [b"k1", b"k2"], [(b"{}", 3), (b"{}", 3)]
-    if body is None:
-        body = marshal.dumps((keys, records), 2)  # two items, but the header says three
-    elif body == "shape":
-        body = marshal.dumps({"keys": keys}, 2)
-    payload = b"K" + struct.pack("<II", 0, 3) + body
-    with pytest.raises(snap.SnapshotError):
-        snap._decode_chunk(payload)
-    path = snapshot_of_300(tmp_path)
-    frames = list(wal.read_frames(path.read_bytes(), len(snap.MAGIC)))
-    damaged = [wal.frame(payload if p[:1] == b"S" else p) for _, p in frames]
-    path.write_bytes(snap.MAGIC + b"".join(damaged))
-    with pytest.raises(snap.SnapshotError):
-        snap.load(path, Database())
