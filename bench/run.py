@@ -80,8 +80,9 @@ def machine() -> dict:
     figures mean little on a busy machine, or on a VM whose host is busy)."""
     with open("/proc/loadavg") as f:
         load = [float(x) for x in f.read().split()[:3]]
+    since_boot = cpu_times()
     return {"cores": os.cpu_count(), "loadavg_1_5_15": load, "pinned": bool(peers.pinned(0)),
-            "steal_since_boot_pct": round(stolen([0] * 10, cpu_times()), 1)}
+            "steal_since_boot_pct": round(stolen([0] * len(since_boot), since_boot), 1)}
 
 
 def main() -> None:

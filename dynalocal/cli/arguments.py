@@ -108,7 +108,7 @@ def build_parser() -> argparse.ArgumentParser:
 
 
 class _Version(argparse.Action):
-    """`--version`: the version is looked up only when asked (importlib.metadata costs ~65 ms a start)."""
+    """`--version`: the version is looked up only when asked (importlib.metadata cost 20-65 ms a start)."""
 
     def __call__(self, parser: argparse.ArgumentParser, namespace: argparse.Namespace, values: object,
                  option_string: str | None = None) -> None:
