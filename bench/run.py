@@ -27,6 +27,7 @@ import loadgen  # noqa: E402
 import memory  # noqa: E402
 import peers  # noqa: E402
 import report  # noqa: E402
+import speed  # noqa: E402
 from workloads import WORKLOADS, setup  # noqa: E402
 
 RESULTS = os.path.join(peers.HERE, "results")
@@ -106,17 +107,21 @@ def main() -> None:
                 t0 = time.perf_counter()
                 setup(target.url, dynalocal=target.name.startswith("dynalocal"))
                 print(f"{'':>15}  tables loaded in {time.perf_counter() - t0:.1f} s", flush=True)
-        results, steal = measure(started, workloads, args)
+        results, steal, speeds = measure(started, workloads, args)
         loaded_rss = {t.name: t.rss_mb() for t in started}
     finally:
         for target in started:
             target.stop()
     out = {"workloads": results, "loaded_rss_mb": loaded_rss, "skipped": skipped, "machine_before": before,
            "settings": {"seconds": args.seconds, "rounds": args.rounds, "connections": args.connections},
-           "steal_pct": {"median": statistics.median(steal), "max": max(steal)}}
+           "steal_pct": {"median": statistics.median(steal), "max": max(steal)},
+           "core_speed_mloops": {"median": statistics.median(speeds), "min": min(speeds), "max": max(speeds)}}
     report.print_throughput(results, [t.name for t in started])
     print(f"\nCPU time stolen by the host during the runs: median {out['steal_pct']['median']:.1f} %, "
           f"max {out['steal_pct']['max']:.1f} %")
+    core = out["core_speed_mloops"]
+    print(f"server core speed before and after the runs (speed.py, million loops/s): median {core['median']:.1f}, "
+          f"min {core['min']:.1f}, max {core['max']:.1f}")
     print("\nloaded RSS: " + ", ".join(f"{k} {v:.0f} MB" for k, v in loaded_rss.items()))
     if not args.no_memory:
         out["memory"] = memory.measure(args.items)
@@ -151,12 +156,15 @@ def quiet(started: list[peers.Target]) -> float:
     return time.perf_counter() - t0
 
 
-def measure(started: list[peers.Target], workloads: list, args: argparse.Namespace) -> tuple[dict, list[float]]:
+def measure(started: list[peers.Target], workloads: list,
+            args: argparse.Namespace) -> tuple[dict, list[float], list[float]]:
     """({workload: {target: {rps, p50_ms, p99_ms, cpu_us, errors}}}, medians over the rounds; the share
-    of CPU time stolen by the host during each run, %)."""
+    of CPU time stolen by the host during each run, %; the server core's speed before and after each run)."""
     raw: dict[str, dict[str, list[tuple[loadgen.Result, float]]]] = {
         w.name: {t.name: [] for t in started} for w in workloads}
     steal: list[float] = []
+    speeds: list[float] = []
+    gauge = speed.Gauge(peers.SERVER_CORE)
     for round_no in range(args.rounds):
         for workload in workloads:
             script = workload.script()
@@ -165,15 +173,17 @@ def measure(started: list[peers.Target], workloads: list, args: argparse.Namespa
             shift = round_no % len(started)
             for target in started[shift:] + started[:shift]:
                 quiet(started)
+                fast = gauge.settle()
                 cpu, times = target.cpu_seconds(), cpu_times()
                 result = loadgen.run(target.url, script, args.seconds, args.connections)
+                speeds += [fast, gauge.read()]
                 cpu_us = (target.cpu_seconds() - cpu) * 1e6 / result.requests if result.requests else float("nan")
                 steal.append(stolen(times, cpu_times()))
                 raw[workload.name][target.name].append((result, cpu_us))
                 print(f"round {round_no + 1} {workload.name:>16} {target.name:>18}: "
                       f"{result.requests_per_second:8.0f} req/s  p50 {result.p50_ms:6.2f} ms  "
                       f"p99 {result.p99_ms:6.2f} ms  CPU {cpu_us:6.1f} µs/req  errors {result.errors}  "
-                      f"stolen {steal[-1]:4.1f} %", flush=True)
+                      f"stolen {steal[-1]:4.1f} %  core {speeds[-2]:.1f}->{speeds[-1]:.1f} M/s", flush=True)
     out: dict = {}
     for workload, by_target in raw.items():
         out[workload] = {}
@@ -185,7 +195,7 @@ def measure(started: list[peers.Target], workloads: list, args: argparse.Namespa
                 "cpu_us": statistics.median(c for _, c in runs),
                 "errors": sum(r.errors for r, _ in runs),
             }
-    return out, steal
+    return out, steal, speeds
 
 
 if __name__ == "__main__":
