@@ -190,6 +190,7 @@ def measure(started: list[peers.Target], workloads: list,
         for name, runs in by_target.items():
             out[workload][name] = {
                 "rps": statistics.median(r.requests_per_second for r, _ in runs),
+                "rps_rounds": [r.requests_per_second for r, _ in runs],
                 "p50_ms": statistics.median(r.p50_ms for r, _ in runs),
                 "p99_ms": statistics.median(r.p99_ms for r, _ in runs),
                 "cpu_us": statistics.median(c for _, c in runs),
