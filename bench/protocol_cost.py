@@ -3,8 +3,9 @@
     .venv/bin/python bench/protocol_cost.py [--calls 5000] [--repeats 15]
 
 Feeds the bytes of a boto3-shaped GetItem request (POST /, SigV4 Authorization, Accept-Encoding
-identity, no Origin, a ~200-byte item) to `HttpProtocol.data_received` on a fake transport, so
-no socket or event loop is involved. Variants, interleaved in every repeat (the machine may be
+identity, no Origin, a ~200-byte item) to `HttpProtocol.data_received` on a fake transport, then
+ends the loop's round (`Round`: the held answer is written), so no socket or running event loop is
+involved. Variants, interleaved in every repeat (the machine may be
 busy): `bare` (bench/bare_protocol.py's protocol: parse, fixed answer), `handler`
 (`DynamoApp.respond` alone), `protocol` (our protocol, no plug-ins) and `plug-ins` (as the CLI
 serves: auth, isolation scope, CORS, compression), with `--throttling off` (the same key is read
@@ -61,6 +62,26 @@ class Transport:
         return default
 
 
+class Round:
+    """The event loop as a protocol sees it, where `call_soon` callbacks (the held answers' write at the
+    end of the loop's round) run when `end` is called: once per request here, as with one busy connection."""
+
+    def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
+        self.loop = loop
+        self.soon: list = []
+
+    def call_soon(self, callback, *args) -> None:
+        self.soon.append((callback, args))
+
+    def end(self) -> None:
+        soon, self.soon = self.soon, []
+        for callback, args in soon:
+            callback(*args)
+
+    def __getattr__(self, name: str):
+        return getattr(self.loop, name)
+
+
 def _server(loop, plugins: bool) -> HttpServer:
     server = build_server(Settings(port=8000, throttling="off"), plugins=plugins)  # one hot key, read without end
     ctx = server.app.ctx
@@ -84,11 +105,12 @@ def variants(loop) -> tuple[dict, list[Transport]]:
     transports = []
     for name, plugins in (("protocol", False), ("plug-ins", True)):
         server = _server(loop, plugins)
-        proto = HttpProtocol(server, loop)
+        round_ = Round(loop)
+        proto = HttpProtocol(server, round_)  # type: ignore[arg-type]
         transport = Transport()
         transports.append(transport)
         proto.connection_made(transport)
-        out[name] = (lambda p: lambda: p.data_received(REQUEST))(proto)
+        out[name] = (lambda p, r: lambda: (p.data_received(REQUEST), r.end()))(proto, round_)
     bare = Bare()
     bare.connection_made(Transport())
     out["bare"] = lambda: bare.data_received(REQUEST)
