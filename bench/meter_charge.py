@@ -6,7 +6,8 @@ A GetItem-like load: one on-demand meter warmed for the load, PARTITIONS partiti
 random partition keys, 0.5 RCU per charge on the key's partition, the clock moving 10 µs per
 charge (so seconds roll as under load). Times `Meter.charge` alone, and `refusal` + `charge`
 (what an enforcing request does), as CPU µs per charge (process time, min over --repeats runs,
-the two trees interleaved in every repeat). The records are read at the end of each run
+the two trees interleaved in every repeat, each run in a process of its own that imports
+`dynalocal` from that tree). The records are read at the end of each run
 (`totals`), so logged charges are counted. An in-process loop keeps the meter's records in
 cache; a live server, which touches much else between two charges, pays cache misses on every
 record a charge touches, so live savings are larger than these figures.
@@ -15,7 +16,7 @@ from __future__ import annotations
 
 import argparse
 import gc
-import importlib
+import json
 import random
 import subprocess
 import sys
@@ -28,20 +29,12 @@ KEYS = 10_000
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _revision_package(rev: str, into: Path) -> str:
-    """Extract `dynalocal` at `rev` under another package name; return that name."""
-    name = "dynalocal_" + "".join(c if c.isalnum() else "_" for c in rev)
+def _revision_tree(rev: str, into: Path) -> Path:
+    """Extract `dynalocal` at `rev` into `into`; return the directory to put on sys.path."""
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "dynalocal"], check=True,
                              capture_output=True).stdout
     subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    (into / "dynalocal").rename(into / name)
-    return name
-
-
-def _load(package: str):
-    """(Meter class, the meter module) of `package` (its imports are relative)."""
-    module = importlib.import_module(f"{package}.storage.capacity.meter")
-    return module.Meter, module
+    return into
 
 
 def _keys(rng: random.Random) -> list[tuple[int, bytes]]:
@@ -74,28 +67,40 @@ def run(meter_cls, load: list[tuple[int, bytes]], refuse: bool) -> float:
     return (clock() - start) / len(load) * 1e6
 
 
+def _one(tree: str, calls: int) -> None:
+    """In a process of its own: time `tree`'s Meter once per mode, print {"charge": µs, "refusal": µs}."""
+    sys.path.insert(0, tree)
+    from dynalocal.capacity.meter import Meter  # that tree's, and everything it imports
+
+    rng = random.Random(7)
+    keys = _keys(rng)
+    load = [rng.choice(keys) for _ in range(calls)]
+    print(json.dumps({"charge": run(Meter, load, False), "refusal": run(Meter, load, True)}))
+
+
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--against", default="main", help="git revision to compare with (default main)")
     parser.add_argument("--calls", type=int, default=200_000, help="charges per timed run")
     parser.add_argument("--repeats", type=int, default=7, help="timed runs per figure; the min is kept")
+    parser.add_argument("--tree", help=argparse.SUPPRESS)  # internal: time one tree in this process
     args = parser.parse_args()
-    rng = random.Random(7)
-    keys = _keys(rng)
-    load = [rng.choice(keys) for _ in range(args.calls)]
+    if args.tree:
+        _one(args.tree, args.calls)
+        return
     with tempfile.TemporaryDirectory() as tmp:
-        sys.path.insert(0, tmp)
-        trees = {args.against: _load(_revision_package(args.against, Path(tmp)))[0],
-                 "this tree": _load("dynalocal")[0]}
-        best = {(name, refuse): float("inf") for name in trees for refuse in (False, True)}
+        trees = {args.against: str(_revision_tree(args.against, Path(tmp))), "this tree": str(ROOT)}
+        best = {name: {"charge": float("inf"), "refusal": float("inf")} for name in trees}
         for _ in range(args.repeats):
-            for name, cls in trees.items():
-                for refuse in (False, True):
-                    best[name, refuse] = min(best[name, refuse], run(cls, load, refuse))
+            for name, path in trees.items():
+                out = subprocess.run([sys.executable, __file__, "--tree", path, "--calls", str(args.calls)],
+                                     check=True, capture_output=True, text=True).stdout
+                for mode, value in json.loads(out).items():
+                    best[name][mode] = min(best[name][mode], value)
     print(f"{'tree':<12} {'charge':>8} {'refusal+charge':>15}   (CPU µs per charge, min of {args.repeats}; "
           f"{PARTITIONS} partitions, {KEYS} keys)")
     for name in trees:
-        print(f"{name:<12} {best[name, False]:8.3f} {best[name, True]:15.3f}")
+        print(f"{name:<12} {best[name]['charge']:8.3f} {best[name]['refusal']:15.3f}")
 
 
 if __name__ == "__main__":
