@@ -29,12 +29,11 @@ KEYS = 10_000
 ROOT = Path(__file__).resolve().parent.parent
 
 
-def _revision_tree(rev: str, into: Path) -> Path:
-    """Extract `dynalocal` at `rev` into `into`; return the directory to put on sys.path."""
+def _extract(rev: str, into: str) -> None:
+    """Extract `dynalocal` at `rev` into the directory `into` (then put on sys.path)."""
     archive = subprocess.run(["git", "-C", str(ROOT), "archive", rev, "dynalocal"], check=True,
                              capture_output=True).stdout
-    subprocess.run(["tar", "-x", "-C", str(into)], input=archive, check=True)
-    return into
+    subprocess.run(["tar", "-x", "-C", into], input=archive, check=True)
 
 
 def _keys(rng: random.Random) -> list[tuple[int, bytes]]:
@@ -89,7 +88,8 @@ def main() -> None:
         _one(args.tree, args.calls)
         return
     with tempfile.TemporaryDirectory() as tmp:
-        trees = {args.against: str(_revision_tree(args.against, Path(tmp))), "this tree": str(ROOT)}
+        _extract(args.against, tmp)
+        trees = {args.against: tmp, "this tree": str(ROOT)}
         best = {name: {"charge": float("inf"), "refusal": float("inf")} for name in trees}
         for _ in range(args.repeats):
             for name, path in trees.items():

@@ -37,17 +37,15 @@ def probe(core: int, seconds: float = PROBE_SECONDS) -> float:
 
 
 class Gauge:
-    """The probes of one benchmark: the fastest seen, and every reading."""
+    """The probes of one benchmark: the fastest seen so far."""
 
     def __init__(self, core: int) -> None:
         self.core = core
         self.best = 0.0
-        self.readings: list[float] = []
 
     def read(self) -> float:
         speed = probe(self.core)
         self.best = max(self.best, speed)
-        self.readings.append(speed)
         return speed
 
     def settle(self) -> float:
@@ -59,7 +57,3 @@ class Gauge:
             time.sleep(0.25)
             speed = self.read()
         return speed
-
-    def summary(self) -> dict[str, float]:
-        r = sorted(self.readings)
-        return {"min": r[0], "median": r[len(r) // 2], "max": r[-1]} if r else {}
