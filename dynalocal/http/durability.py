@@ -42,7 +42,6 @@ from dynalocal.journal.tokens import encode_token, restore
 from dynalocal.journal.wal import DROP, META, STREAM, Entry, LogWriter, encode_group
 from dynalocal.journal.wal import TOKEN as TOKEN_RECORD
 from dynalocal.storage.database import Database, TableEntry
-from dynalocal.storage.mutation import ROLLBACK, Mutation
 from dynalocal.storage.partition import Record
 from dynalocal.storage.table import Table
 from dynalocal.storage.ttl import ExpiryIndex
@@ -129,16 +128,12 @@ class Durability:
     def _track(self, name: str, entry: TableEntry, meta: bytes) -> None:
         self._logged[name] = (entry.table, meta)
         self._entries[name] = entry
-        if self.on_apply not in entry.table.listeners:
-            entry.table.listeners.append(self.on_apply)
+        entry.table.recorder = self.record
 
-    def on_apply(self, m: Mutation) -> None:
-        """Table listener: journal one item write (its log record, and its undo: the old record)."""
-        if m.origin == ROLLBACK:
-            return  # putting back what the log already says
-        # A light tuple, not the Mutation: a batch holds it until written, and the Mutation's
-        # decoded items would be more for every cycle collection to walk meanwhile.
-        self.commits.batch.append((m.table, m.key, m.new, m.old))
+    def record(self, table: Table, key: bytes, new: Record | None, old: Record | None) -> None:
+        """Table recorder: journal one item write (its log record, and its undo: the old record)."""
+        # A light tuple: a batch holds it until written (and no Mutation is built for the log).
+        self.commits.batch.append((table, key, new, old))
         if not self._open:
             self._orphaned()
 

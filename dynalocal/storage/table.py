@@ -2,23 +2,29 @@
 
 `Table.apply` (and `Table.write`, its form for request handlers, which skips building a Mutation
 when nothing listens) is the one path through which every item write and delete passes, so
-indexes, the TTL expiry index, streams and the write-ahead log attach there (as listeners
-of `Mutation` values). `ItemStore.repartition` is the one function that changes partitions.
+indexes, the TTL expiry index and streams attach there (as listeners of `Mutation` values), and
+the write-ahead log as the table's `recorder`, which is told the key and records alone (no
+Mutation is built for it: the log is the one follower of every durable write).
+`ItemStore.repartition` is the one function that changes partitions.
 """
 from __future__ import annotations
 
 from bisect import bisect_left
 from bisect import bisect_right as _bisect_right
 from collections.abc import Callable, Iterator
+from operator import attrgetter
 from time import monotonic as _monotonic
 
-from dynalocal.storage.mutation import Mutation
+from dynalocal.storage.mutation import ROLLBACK, Mutation
 from dynalocal.storage.partition import Partition, Record
 from dynalocal.values.keys import TOKEN_SPACE, KeySchema
 
 # listener(mutation) runs after every mutation, in order; it returns the index write units
 # it caused (index name -> units), or None.
 Listener = Callable[[Mutation], "dict[str, float] | None"]
+# recorder(table, key, new record or None, old record or None) runs after every write, before the listeners.
+Recorder = Callable[["Table", bytes, "Record | None", "Record | None"], None]
+_size_bytes = attrgetter("size_bytes")
 # on_repartition(old partitions, new partitions): a partition object kept in both is unchanged.
 RepartitionHook = Callable[[list[Partition], list[Partition]], None]
 
@@ -99,11 +105,11 @@ class ItemStore:
 
     @property
     def item_count(self) -> int:
-        return sum(len(p) for p in self.partitions)
+        return sum(map(len, self.partitions))
 
     @property
     def size_bytes(self) -> int:
-        return sum(p.size_bytes for p in self.partitions)
+        return sum(map(_size_bytes, self.partitions))
 
     def scan_keys(self, start: bytes | None = None, lo_token: int = 0,
                   hi_token: int = TOKEN_SPACE) -> Iterator[tuple[Partition, bytes]]:
@@ -137,6 +143,7 @@ class Table(ItemStore):
         self.name = name
         self.schema = schema
         self.listeners: list[Listener] = []
+        self.recorder: Recorder | None = None  # the write-ahead log's (http.durability), when it keeps this table
         self.indexes: dict = {}  # index name -> storage.index.Index, maintained by a listener
         self.vectors: dict = {}  # vector index name -> storage.vectors.VectorIndex, maintained by a listener
         self.vector_lag: VectorLag | None = None  # the Database's (set by Database.create)
@@ -154,6 +161,8 @@ class Table(ItemStore):
             return m
         m.table = self
         m.seq = self.sequence = self.sequence + 1
+        if self.recorder is not None and m.origin != ROLLBACK:  # a rollback puts back what the log says
+            self.recorder(self, key, new, old)
         return self._tell(m) if self.listeners else m
 
     def write(self, i: int, key: bytes, new: Record | None, new_item: dict | None = None,
@@ -165,6 +174,8 @@ class Table(ItemStore):
         if old is None and new is None:
             return None
         self.sequence += 1
+        if self.recorder is not None:
+            self.recorder(self, key, new, old)
         if not self.listeners:
             return None
         m = Mutation(key, new, new_item, old_item)

@@ -26,7 +26,7 @@ def _source(live: LiveServer, ctx: Context, name: str) -> str:
                      BillingMode="PAY_PER_REQUEST", GlobalSecondaryIndexes=GSI)
     table = ctx.db.tables[name].table
     if ctx.journal is not None:  # set-up from the test's thread, kept out of the log: the backup file holds it
-        table.listeners.remove(ctx.journal.on_apply)
+        table.recorder = None
     for i in range(ITEMS):
         item = {"pk": {"S": f"k{i:07d}"}, "g": {"S": f"g{i % 100}"}}
         blob = f'{{"pk":{{"S":"k{i:07d}"}},"g":{{"S":"g{i % 100}"}}}}'.encode()

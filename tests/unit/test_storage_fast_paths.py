@@ -202,3 +202,32 @@ def test_expression_caches_are_bounded_in_bytes(monkeypatch):
             assert module._cache.bytes <= 1 << 20
         assert 0 < len(module._cache) < 20
         module._cache.clear()
+
+
+def test_the_recorder_follows_every_write_but_rollbacks_before_the_listeners(monkeypatch):
+    """The write-ahead log's recorder sees each put and delete (key, new, old) in order, before the
+    listeners, without a Mutation built for it; a rollback (putting back what the log says) is not
+    recorded; a delete of a missing item is neither recorded nor told."""
+    from dynalocal.storage import table as table_module
+    from dynalocal.storage.mutation import ROLLBACK
+
+    table = Table("t", KeySchema("pk", "S"))
+    seen: list = []
+    table.recorder = lambda t, key, new, old: seen.append(("log", t, key, new, old))
+    a, b = (b"x" * 8) + b"a", (b"x" * 8) + b"b"
+    ra, rb = (b'{"pk":{"S":"a"}}', 6), (b'{"pk":{"S":"a"},"n":{"N":"1"}}', 8)
+    built: list = []
+    monkeypatch.setattr(table_module, "Mutation", lambda *args: built.append(args))  # none may be built
+    assert table.write(0, a, ra) is None and table.write(0, a, rb) is None
+    assert table.write(0, a, None) is None and table.write(0, b, None) is None  # b: missing
+    assert seen == [("log", table, a, ra, None), ("log", table, a, rb, ra), ("log", table, a, None, rb)]
+    assert built == [] and table.item_count == 0 and table.size_bytes == 0
+    monkeypatch.undo()
+    seen.clear()
+    table.listeners.append(lambda m: seen.append(("listener", m.key)))
+    table.write(0, b, ra)
+    table.apply(Mutation(b, rb))
+    table.apply(Mutation(b, ra, origin=ROLLBACK))
+    assert seen == [("log", table, b, ra, None), ("listener", b), ("log", table, b, rb, ra), ("listener", b),
+                    ("listener", b)]
+    assert table.get(b) == ra and table.item_count == 1 and table.size_bytes == 6
