@@ -82,6 +82,36 @@ def targets(results: dict, memory: dict | None) -> list[Row]:
     return rows
 
 
+def durable_costs(results: dict, sync_us: float, connections: int) -> list[dict]:
+    """Per write workload: server CPU per request in memory and with --data-dir (their difference is what
+    journaling costs each request), and the most a durable server could reach if journaling cost
+    nothing but the sync: each of the C clients waits for its answer, so one group of at most C
+    requests is synced at a time and the core idles while the disk writes it (C·c / (C·c + W), with c
+    the in-memory CPU per request and W the log's sync wall time measured in the same run)."""
+    rows = []
+    for workload in WRITES:
+        by = results.get(workload, {})
+        if DATA in by and MEMORY in by:
+            c, durable = by[MEMORY]["cpu_us"], by[DATA]["cpu_us"]
+            rows.append({"workload": workload, "cpu_us": c, "durable_cpu_us": durable, "sync_us": sync_us,
+                         "bound": connections * c / (connections * c + sync_us),
+                         "measured": _ratio(by[DATA]["rps"], by[MEMORY]["rps"])})
+    return rows
+
+
+def print_durable(rows: list[dict], connections: int) -> None:
+    """The durable targets' costs (see `durable_costs`)."""
+    if not rows:
+        return
+    print(f"\n| durable write | CPU µs/req in memory | with --data-dir | difference | bound: one sync per "
+          f"{connections} writers, log sync {rows[0]['sync_us']:.0f} µs | measured |")
+    print("|---|---|---|---|---|---|")
+    for r in rows:
+        measured = "n/a" if r["measured"] is None else f"{r['measured']:.2f}"
+        print(f"| {r['workload']} | {r['cpu_us']:.0f} | {r['durable_cpu_us']:.0f} | "
+              f"{r['durable_cpu_us'] - r['cpu_us']:+.0f} | {r['bound']:.2f} | {measured} |")
+
+
 def print_targets(rows: list[Row]) -> None:
     print("\n| target | measured | goal | met | each round |")
     print("|---|---|---|---|---|")

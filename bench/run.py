@@ -17,12 +17,15 @@ from __future__ import annotations
 import argparse
 import json
 import os
+import shutil
 import statistics
 import sys
+import tempfile
 import time
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 
+import fsync_cost  # noqa: E402
 import loadgen  # noqa: E402
 import memory  # noqa: E402
 import peers  # noqa: E402
@@ -107,7 +110,9 @@ def main() -> None:
                 t0 = time.perf_counter()
                 setup(target.url, dynalocal=target.name.startswith("dynalocal"))
                 print(f"{'':>15}  tables loaded in {time.perf_counter() - t0:.1f} s", flush=True)
+        syncs = [log_fsync()]
         results, steal, speeds = measure(started, workloads, args)
+        syncs.append(log_fsync())
         loaded_rss = {t.name: t.rss_mb() for t in started}
     finally:
         for target in started:
@@ -115,13 +120,17 @@ def main() -> None:
     out = {"workloads": results, "loaded_rss_mb": loaded_rss, "skipped": skipped, "machine_before": before,
            "settings": {"seconds": args.seconds, "rounds": args.rounds, "connections": args.connections},
            "steal_pct": {"median": statistics.median(steal), "max": max(steal)},
-           "core_speed_mloops": {"median": statistics.median(speeds), "min": min(speeds), "max": max(speeds)}}
+           "core_speed_mloops": {"median": statistics.median(speeds), "min": min(speeds), "max": max(speeds)},
+           "log_fsync": syncs}
     report.print_throughput(results, [t.name for t in started])
     print(f"\nCPU time stolen by the host during the runs: median {out['steal_pct']['median']:.1f} %, "
           f"max {out['steal_pct']['max']:.1f} %")
     core = out["core_speed_mloops"]
     print(f"server core speed before and after the runs (speed.py, million loops/s): median {core['median']:.1f}, "
           f"min {core['min']:.1f}, max {core['max']:.1f}")
+    print("log fsync before and after the runs (fsync_cost.log_sync, on the server core): " + "; ".join(
+        f"wall median {x['wall_median_us']:.0f} µs, p99 {x['wall_p99_us']:.0f} µs, CPU {x['cpu_us']:.0f} µs"
+        for x in syncs))
     print("\nloaded RSS: " + ", ".join(f"{k} {v:.0f} MB" for k, v in loaded_rss.items()))
     if not args.no_memory:
         out["memory"] = memory.measure(args.items)
@@ -129,11 +138,31 @@ def main() -> None:
         memory.print_report(out["memory"])
     out["targets"] = report.targets(results, out.get("memory"))
     report.print_targets(out["targets"])
+    out["durable"] = report.durable_costs(results, statistics.median(x["wall_median_us"] for x in syncs),
+                                          args.connections)
+    report.print_durable(out["durable"], args.connections)
     out["machine_after"] = machine()
     print(f"\nmachine before: {before}; after: {out['machine_after']}")
     os.makedirs(RESULTS, exist_ok=True)
     with open(os.path.join(RESULTS, "latest.json"), "w") as f:
         json.dump(out, f, indent=2)
+
+
+def log_fsync(count: int = 300, nbytes: int = 4000) -> dict:
+    """One sync of the write-ahead log as the durable servers do it, on the server core, in the
+    filesystem of their data directories (a group of ~16 PutItems is ~4 KB of log)."""
+    pin = hasattr(os, "sched_setaffinity") and (os.cpu_count() or 1) > peers.SERVER_CORE
+    before = os.sched_getaffinity(0) if pin else set()
+    if pin:
+        os.sched_setaffinity(0, {peers.SERVER_CORE})
+    directory = tempfile.mkdtemp(prefix="dynalocal-bench-fsync-")
+    try:
+        median, p99, cpu = fsync_cost.log_sync(directory, count, nbytes)
+    finally:
+        shutil.rmtree(directory, ignore_errors=True)
+        if pin:
+            os.sched_setaffinity(0, before)
+    return {"wall_median_us": median, "wall_p99_us": p99, "cpu_us": cpu}
 
 
 QUIET_WINDOW = 0.2  # seconds
