@@ -8,7 +8,7 @@ Layout: a dict (key -> record) for point reads, plus the keys in order split int
 (as sortedcontainers does) with each leaf's records in a parallel list, so an ordered read
 slices neighbouring records out of one leaf instead of looking every key up in the hash
 table (one scattered cache miss less per item, several on large tables). Callers use only
-`get`, `chunks`, `range`, `items`, `load`, `put` and `delete`.
+`get`, `chunks`, `spans`, `range`, `items`, `load`, `put` and `delete`.
 
 Insertion is deferred: a new key goes into the dict and onto a list of fresh keys, and is
 placed in the leaves only when an ordered read needs it or when the fresh keys outnumber the
@@ -237,6 +237,20 @@ class Partition:
             else:
                 yield from keys[a:b]
 
+    def spans(self, lo: bytes | None, hi: bytes | None, inclusive: tuple[bool, bool] = (True, False),
+              reverse: bool = False, limit: int | None = None) -> Iterator[tuple[list[bytes], list[Record], int, int]]:
+        """(leaf keys, leaf records, a, b): the range as slices [a:b] of whole leaves, in reading order,
+        at most `limit` entries in all. Nothing is copied: a reader that needs only the records (a
+        Query) touches no key object, one scattered cache miss less per item on a large table."""
+        left = len(self._map) if limit is None else limit
+        for keys, recs, a, b in self._segments(lo, hi, inclusive, reverse):
+            if left <= 0:
+                return
+            if b - a > left:
+                a, b = (b - left, b) if reverse else (a, a + left)
+            left -= b - a
+            yield keys, recs, a, b
+
     def chunks(self, lo: bytes | None, hi: bytes | None, inclusive: tuple[bool, bool] = (True, False),
                reverse: bool = False, limit: int | None = None,
                size: int = CHUNK) -> Iterator[tuple[list[bytes], list[Record]]]:
@@ -245,12 +259,11 @@ class Partition:
         Keys and records are slices of neighbouring leaf entries, so no Python code runs per
         item; a reader that stops early (a full 1 MB page) reads no further chunk.
         """
-        left = len(self._map) if limit is None else limit
         out_keys: list[bytes] = []
         out_recs: list[Record] = []
-        for keys, recs, a, b in self._segments(lo, hi, inclusive, reverse):
-            while a < b and left > 0:
-                take = min(size - len(out_keys), left, b - a)
+        for keys, recs, a, b in self.spans(lo, hi, inclusive, reverse, limit):
+            while a < b:
+                take = min(size - len(out_keys), b - a)
                 if reverse:
                     ks, rs = keys[b - take:b], recs[b - take:b]
                     ks.reverse()
@@ -259,7 +272,6 @@ class Partition:
                 else:
                     ks, rs = keys[a:a + take], recs[a:a + take]
                     a += take
-                left -= take
                 if out_keys:
                     out_keys += ks
                     out_recs += rs
@@ -268,8 +280,6 @@ class Partition:
                 if len(out_keys) == size:
                     yield out_keys, out_recs
                     out_keys, out_recs = [], []
-            if left <= 0:
-                break
         if out_keys:
             yield out_keys, out_recs
 

@@ -120,8 +120,8 @@ def test_read_range_equals_the_reference(a, b, lo_in, hi_in, reverse, limit, max
     bounds = Bounds(lo, hi, lo_in, hi_in)
     got = read_range(TABLE, bounds, reverse, limit, max_bytes)
     want = _reference_range(REFERENCE, bounds, reverse, limit, max_bytes)
-    assert (got.keys, got.records, got.last_key, got.read_bytes) == (
-        want.keys, want.records, want.last_key, want.read_bytes)
+    assert (got.records, got.last_key, got.read_bytes) == (want.records, want.last_key, want.read_bytes)
+    assert got.keys == []  # a Query's page copies no keys (only scans need them)
 
 
 @pytest.mark.parametrize("limit,max_bytes", [(None, 10**6), (5, 10**6), (300, 10**6), (None, 3000), (600, 700)])
