@@ -127,15 +127,10 @@ def read_range(store: ItemStore, bounds: Bounds, reverse: bool, limit: int | Non
         got = recs[a:b]
         if reverse:
             got.reverse()
-        read = page.read_bytes + sum(map(itemgetter(1), got))
-        if read >= max_bytes:  # the cap is reached at item `cut`
-            totals = list(accumulate(map(itemgetter(1), got), initial=page.read_bytes))
-            cut = bisect_left(totals, max_bytes, 1)  # totals[i] = bytes read after i items
-            page.records += got[:cut]
-            page.read_bytes, page.last_key = totals[cut], keys[b - cut] if reverse else keys[a + cut - 1]
+        cut = _take(page, got, max_bytes)
+        if cut is not None:
+            page.last_key = keys[b - cut] if reverse else keys[a + cut - 1]
             return page
-        page.records += got
-        page.read_bytes = read
         last = keys[a] if reverse else keys[b - 1]
     if limit is not None and len(page.records) >= limit:
         page.last_key = last
@@ -173,20 +168,29 @@ def segment_tokens(segment: int, total_segments: int) -> tuple[int, int]:
     return segment * TOKEN_SPACE // total_segments, (segment + 1) * TOKEN_SPACE // total_segments
 
 
-def _add(page: Page, keys: list[bytes], got: list[Record], max_bytes: int) -> bool:
-    """Append a chunk of records to `page` up to the 1 MB cap; True if the cap stopped it.
+def _take(page: Page, got: list[Record], max_bytes: int) -> int | None:
+    """Append records to `page` up to the 1 MB cap: how many it took if the cap stopped it, else None.
 
     C-level iteration only (map, sum, accumulate): no Python code runs per item.
     """
     read = page.read_bytes + sum(map(itemgetter(1), got))
-    if read >= max_bytes:  # the cap is reached at item `cut`
-        totals = list(accumulate(map(itemgetter(1), got), initial=page.read_bytes))
-        cut = bisect_left(totals, max_bytes, 1)  # totals[i] = bytes read after i items
-        page.keys += keys[:cut]
-        page.records += got[:cut]
-        page.read_bytes, page.last_key = totals[cut], page.keys[-1]
-        return True
-    page.keys += keys
-    page.records += got
-    page.read_bytes = read
-    return False
+    if read < max_bytes:
+        page.records += got
+        page.read_bytes = read
+        return None
+    totals = list(accumulate(map(itemgetter(1), got), initial=page.read_bytes))
+    cut = bisect_left(totals, max_bytes, 1)  # totals[i] = bytes read after i items: the cap is reached at `cut`
+    page.records += got[:cut]
+    page.read_bytes = totals[cut]
+    return cut
+
+
+def _add(page: Page, keys: list[bytes], got: list[Record], max_bytes: int) -> bool:
+    """Append a chunk of keys and records to `page` up to the 1 MB cap; True if the cap stopped it."""
+    cut = _take(page, got, max_bytes)
+    if cut is None:
+        page.keys += keys
+        return False
+    page.keys += keys[:cut]
+    page.last_key = page.keys[-1]
+    return True
