@@ -5,12 +5,14 @@ on a 1M snapshot, Query 1M/1k). This measures a minimal one before anyone builds
 keeps its keys in one bytes object (offsets in an array, and the keys' first four bytes in another,
 searched in C), its items' wire JSON in a second one (joined by commas, so a run of items is one
 slice) and their sizes in an array; a partition keeps its leaves and each leaf's last key, no dict,
-so a point read is a binary search (in Python, among one partition key's items). Writes are left
-out (each would rebuild a leaf or wait in a per-leaf buffer); the cost of rebuilding a leaf is shown.
+so a point read finds its key's CRC-32 among the keys that share its first four bytes. New keys
+wait in a per-leaf buffer and are folded in FOLD at a time; overwrites, deletes, reads that merge
+a buffer and leaf splits are not modelled. The cost of rebuilding a whole leaf is shown too.
 
 Each layout is built in its own process (RSS per item is the process's growth), in key order, from
 the same items; GetItem and Query(100) are timed on a 1k-item and a 1M-item store, interleaved,
-and loading is timed from marshal'd data as a snapshot would hold it (without compression).
+loading from marshal'd data as a snapshot would hold it (without compression), and writing WRITES
+new items in random order (whole partition keys; the time includes placing them in the leaves).
 
     .venv/bin/python bench/packed_store.py [--items 1000000]
 """
@@ -27,7 +29,7 @@ import sys
 import time
 import zlib
 from array import array
-from bisect import bisect_left, bisect_right
+from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Iterator
 from itertools import accumulate
 
@@ -42,6 +44,8 @@ LEAF = 512
 SCHEMA = KeySchema("pk", "S", "sk", "N")
 SMALL = 1000
 PROBES = 5000
+FOLD = 32  # new keys a packed leaf's buffer holds before they are folded into it
+WRITES = 50_000
 ROUNDS = 5
 
 
@@ -97,8 +101,46 @@ class Leaf:
         return lo
 
 
+def _shifted(offsets: array, a: int, b: int, delta: int) -> array:
+    """offsets[a:b] moved by delta (in C)."""
+    part = offsets[a:b]
+    return part if not delta else array("I", map(delta.__add__, part))
+
+
+def fold(leaf: Leaf, new: list[tuple[bytes, bytes, int]]) -> Leaf:
+    """A leaf with `new` (sorted, absent keys) merged in: the packed runs between insertion points are
+    copied whole (bytes slices, array slices), so the Python work is per inserted item, not per item."""
+    out = Leaf.__new__(Leaf)
+    kb_parts, body_parts = [], []
+    ko, bo, toks, sums, sizes = array("I", [0]), array("I", [0]), array("I"), array("I"), array("I")
+    prev = 0
+    n = len(leaf.ko) - 1
+    for key, blob, size in new + [(b"", b"", 0)]:  # a sentinel closes the last run
+        at = leaf.find(key) if key else n
+        if at > prev:  # the run of old items [prev, at)
+            kb_parts.append(leaf.kb[leaf.ko[prev]:leaf.ko[at]])
+            body_parts.append(leaf.body[leaf.bo[prev]:leaf.bo[at]])
+            ko += _shifted(leaf.ko, prev + 1, at + 1, ko[-1] - leaf.ko[prev])
+            bo += _shifted(leaf.bo, prev + 1, at + 1, bo[-1] - leaf.bo[prev])
+            toks += leaf.toks[prev:at]
+            sums += leaf.sums[prev:at]
+            sizes += leaf.sizes[prev:at]
+            prev = at
+        if key:
+            kb_parts.append(key)
+            body_parts.append(blob + b",")
+            ko.append(ko[-1] + len(key))
+            bo.append(bo[-1] + len(blob) + 1)
+            toks.append(int.from_bytes(key[:4], "big"))
+            sums.append(zlib.crc32(key))
+            sizes.append(size)
+    out.kb, out.body = b"".join(kb_parts), b"".join(body_parts)[:-1]  # the last item has no comma after it
+    out.ko, out.bo, out.toks, out.sums, out.sizes = ko, bo, toks, sums, sizes
+    return out
+
+
 class Packed:
-    """Leaves in key order and each one's last key."""
+    """Leaves in key order and each one's last key; new keys wait in a per-leaf buffer (FOLD at most)."""
 
     def __init__(self, items: Iterator[tuple[bytes, bytes, int]]) -> None:
         self.leaves: list[Leaf] = []
@@ -116,9 +158,29 @@ class Packed:
         if keys:
             self._add(keys, blobs, sizes)
 
+        self.buffers: dict[int, list[tuple[bytes, bytes, int]]] = {}
+
     def _add(self, keys: list[bytes], blobs: list[bytes], sizes: list[int]) -> None:
         self.leaves.append(Leaf(keys, blobs, sizes))
         self.maxes.append(keys[-1])
+
+    def put_new(self, key: bytes, blob: bytes, size: int) -> None:
+        """Write an absent key below the last one: into its leaf's buffer, folded in at FOLD keys (a
+        read would look in the buffer first; leaves that grow past 2 x LEAF would split: not shown)."""
+        li = min(bisect_left(self.maxes, key), len(self.maxes) - 1)
+        buffer = self.buffers.setdefault(li, [])
+        insort(buffer, (key, blob, size))
+        if len(buffer) >= FOLD:
+            self._fold(li, self.buffers.pop(li))
+
+    def _fold(self, li: int, buffer: list[tuple[bytes, bytes, int]]) -> None:
+        self.leaves[li] = fold(self.leaves[li], buffer)
+        self.maxes[li] = max(self.maxes[li], buffer[-1][0])
+
+    def flush(self) -> None:
+        for li, buffer in self.buffers.items():
+            self._fold(li, buffer)
+        self.buffers.clear()
 
     def get(self, key: bytes) -> tuple[bytes, int] | None:
         """The key's (wire JSON, size): its leaf by the last keys, then its CRC-32 among the keys that
@@ -244,7 +306,31 @@ def measure(layout: str, items: int) -> dict:
     assert body.count(b'"pk"') == PER_KEY and total > 0, body[:80]
     out.update(best)
     out.update(_load_and_rebuild(big))
+    out["write_us"] = _writes(big)
     return out
+
+
+def _writes(store: Packed | Tree) -> float:
+    """µs per write of WRITES new items (whole partition keys, in random order), placing included."""
+    new = list(items_in_key_order(WRITES, "w"))
+    random.Random(2).shuffle(new)
+    started = time.perf_counter_ns()
+    if isinstance(store, Packed):
+        for key, blob, size in new:
+            store.put_new(key, blob, size)
+        store.flush()
+    else:
+        put = store.part.put
+        for key, blob, size in new:
+            put(key, (blob, size))
+        next(store.part.spans(None, None))  # places the keys not placed yet
+    elapsed = (time.perf_counter_ns() - started) / len(new) / 1000
+    key, blob, size = new[0]
+    assert store.get(key) == (blob, size)
+    lo = SCHEMA.partition_prefix(json.loads(blob)["pk"]["S"])
+    body, _ = store.query(lo, prefix_successor(lo) or b"\xff" * 9)
+    assert body.count(b'"pk"') == PER_KEY, body.count(b'"pk"')
+    return elapsed
 
 
 def _load_and_rebuild(store: Packed | Tree) -> dict:
@@ -287,12 +373,12 @@ def main() -> None:
         rows.append(json.loads(done.stdout.strip().splitlines()[-1]))
     print(f"{args.items} items of ~200 bytes, in process, one layout per process (µs: best of {ROUNDS} rounds)")
     print(f"{'layout':<10} {'RSS B/item':>10} {'GetItem 1k':>10} {'GetItem 1M':>10} {'Query 1k':>9} {'Query 1M':>9} "
-          f"{'1M/1k':>6} {'load s':>7} {'leaf rebuild':>12}")
+          f"{'1M/1k':>6} {'load s':>7} {'leaf rebuild':>12} {'write':>9}")
     for r in rows:
         rebuild = f"{r['leaf_rebuild_us']:.0f} µs" if "leaf_rebuild_us" in r else "-"
         print(f"{r['layout']:<10} {r['rss_per_item']:>10.0f} {r['get_us_1k']:>10.2f} {r['get_us_1M']:>10.2f} "
               f"{r['query_us_1k']:>9.2f} {r['query_us_1M']:>9.2f} {r['query_us_1M'] / r['query_us_1k']:>6.2f} "
-              f"{r['load_s']:>7.2f} {rebuild:>12}")
+              f"{r['load_s']:>7.2f} {rebuild:>12} {r['write_us']:>6.1f} µs")
 
 
 if __name__ == "__main__":
