@@ -5,7 +5,7 @@ from __future__ import annotations
 import pytest
 from botocore.exceptions import ClientError
 
-from dynalocal.expressions.partiql.parser import MAX_NESTING
+from dynalocal.expressions.partiql.cursor import MAX_NESTING
 
 NESTED = "Statement wasn't well formed, can't be processed: Nesting Levels have exceeded supported limits at 1:"
 

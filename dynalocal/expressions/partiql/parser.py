@@ -5,39 +5,33 @@ AST nodes. Parsed statements are cached by text, like expression templates.
 
 Condition precedence (low to high): OR, AND, NOT, then one predicate (comparison, [NOT]
 BETWEEN, [NOT] IN, IS [NOT] MISSING/NULL, function) over operands (paths, literals, `?`, size()).
-Nesting (parentheses, NOTs, function calls, list/map/bag literals) is bounded by MAX_NESTING,
+Nesting (parentheses, NOTs, function calls, list/map/bag literals) is bounded by MAX_NESTING (cursor.py),
 so deep input is a ValidationException rather than an exhausted Python stack (issue 28).
 """
 from __future__ import annotations
 
 from collections.abc import Callable
 
-from dynalocal.errors import ValidationException, malformed_statement
+from dynalocal.errors import ValidationException
 from dynalocal.expressions import ast as A
 from dynalocal.expressions.partiql.ast import (
-    Composite,
     Delete,
     Exists,
     Insert,
-    Param,
     Select,
     Statement,
-    Template,
     Update,
-    bag,
 )
 from dynalocal.expressions.partiql.lexer import (
     EOF,
     IDENT,
-    ION,
     NUMBER,
     PUNCT,
     QUOTED,
     STRING,
     Token,
-    tokenize,
 )
-from dynalocal.values import numbers
+from dynalocal.expressions.partiql.literals import MISSING_COMPARED, LiteralParser
 from dynalocal.values.sizedcache import SizedCache
 
 COMPARATORS = {"=": "=", "<>": "<>", "!=": "<>", "<": "<", "<=": "<=", ">": ">", ">=": ">="}
@@ -48,72 +42,14 @@ ARITY = {"begins_with": 2, "contains": 2, "attribute_type": 2, "attribute_exists
 UPDATE_FUNCTIONS = frozenset(("list_append", "if_not_exists"))
 RETURNING = {("ALL", "OLD"): "ALL_OLD", ("MODIFIED", "OLD"): "UPDATED_OLD", ("ALL", "NEW"): "ALL_NEW",
              ("MODIFIED", "NEW"): "UPDATED_NEW"}
-MISSING_COMPARED = "MISSING must be compared using IS operator"
-# Levels of parentheses, NOTs, calls and collection literals one statement may nest (all counted together);
-# each level takes at most three Python frames here and in evaluation. DynamoDB's own limit is unpublished;
-# values deeper than 32 levels are refused later by the item rules anyway (docs/behaviour/expressions.md §4).
-MAX_NESTING = 100
 CACHE_SIZE = 4096
 # The cache is bounded in bytes too: a parsed text takes ~60 bytes per character, and texts reach 4 KB or more.
 CACHE_BYTES = 32 << 20
 AST_BYTES_PER_CHAR, ENTRY_BYTES = 64, 256
 
 
-class Parser:
+class Parser(LiteralParser):
     """Parses one statement; `slots` collects its literal and parameter values."""
-
-    def __init__(self, text: str) -> None:
-        self.text = text
-        self.toks: list[Token] = tokenize(text)
-        self.pos = 0
-        self.slots: list = []
-        self.params = 0
-        self.depth = 0
-
-    # -- token helpers -------------------------------------------------------------------------
-
-    def error(self, tok: Token | None = None) -> ValidationException:
-        tok = tok or self.toks[self.pos]
-        where = f"{tok.line}:{tok.column}:{tok.end - tok.start}"
-        return malformed_statement(f"Unexpected token '{tok.text}' at {where}")
-
-    def peek(self, ahead: int = 0) -> Token:
-        return self.toks[min(self.pos + ahead, len(self.toks) - 1)]
-
-    def next(self) -> Token:
-        tok = self.toks[self.pos]
-        if tok.kind != EOF:
-            self.pos += 1
-        return tok
-
-    def at(self, word: str) -> bool:
-        return self.toks[self.pos].keyword() == word
-
-    def at_punct(self, text: str) -> bool:
-        tok = self.toks[self.pos]
-        return tok.kind == PUNCT and tok.text == text
-
-    def accept(self, word: str) -> bool:
-        if self.at(word):
-            self.pos += 1
-            return True
-        return False
-
-    def expect(self, word: str) -> None:
-        if not self.accept(word):
-            raise self.error()
-
-    def expect_punct(self, text: str) -> None:
-        if not self.at_punct(text):
-            raise self.error()
-        self.pos += 1
-
-    def enter(self, tok: Token) -> None:
-        """One more level of nesting, opened by `tok`; a ValidationException past MAX_NESTING."""
-        self.depth += 1
-        if self.depth > MAX_NESTING:
-            raise malformed_statement(
-                f"Nesting Levels have exceeded supported limits at {tok.line}:{tok.column}:{tok.end - tok.start}")
 
     # -- statements ----------------------------------------------------------------------------
 
@@ -424,82 +360,6 @@ class Parser:
                 self.expect_punct("]")
             else:
                 return A.Path(tuple(elements), placeholders=False)
-
-    def slot(self, template: Template) -> A.Value:
-        self.slots.append(template)
-        return A.Value(f":v{len(self.slots) - 1}")
-
-    def parse_value(self) -> A.Value:
-        """A literal or `?` as a slot."""
-        return self.slot(self.parse_literal())
-
-    def parse_literal(self) -> Template:
-        """An AttributeValue (constant) or a template holding parameters."""
-        tok = self.next()
-        kind, text = tok.kind, tok.text
-        if kind == STRING:
-            return {"S": text}
-        if kind == NUMBER:
-            return {"N": numbers.canonical(text)}
-        if kind == PUNCT:
-            if text in ("-", "+") and self.peek().kind == NUMBER:
-                number = self.next().text
-                return {"N": numbers.canonical(("-" if text == "-" else "") + number)}
-            if text == "?":
-                self.params += 1
-                return Param(self.params - 1)
-            if text in ("[", "<<", "{"):
-                self.enter(tok)
-                found = self._collection("]", "L") if text == "[" else \
-                    self._collection(">>", "BAG") if text == "<<" else self._map()
-                self.depth -= 1
-                return found
-        if kind == ION:
-            raise ValidationException(
-                f"Ion Literals are not supported: at {tok.line}:{tok.column}:{tok.end - tok.start}")
-        word = tok.keyword()
-        if word in ("TRUE", "FALSE"):
-            return {"BOOL": word == "TRUE"}
-        if word == "NULL":
-            return {"NULL": True}
-        if word == "MISSING":
-            raise ValidationException(MISSING_COMPARED)
-        raise self.error(tok)
-
-    def _collection(self, close: str, kind: str) -> Template:
-        items: list[Template] = []
-        if not self.at_punct(close):
-            items.append(self.parse_literal())
-            while self.at_punct(","):
-                self.pos += 1
-                items.append(self.parse_literal())
-        self.expect_punct(close)
-        constants = [t for t in items if isinstance(t, dict)]
-        if len(constants) != len(items):
-            return Composite(kind, tuple(items))
-        return {"L": constants} if kind == "L" else bag(constants)
-
-    def _map(self) -> Template:
-        pairs: list = []
-        seen: set[str] = set()
-        while not self.at_punct("}"):
-            if pairs:
-                self.expect_punct(",")
-            tok = self.next()
-            if tok.kind != STRING:
-                what = "VariableReference" if tok.kind in (IDENT, QUOTED) else "Literal"
-                raise ValidationException(f"Tuple keys must be of type String. Actual type: {what} under root at "
-                                          f"{tok.line}:{tok.column}:{tok.end - tok.start}")
-            if tok.text in seen:
-                raise ValidationException(f"Duplicate keys in tuple. Key: {tok.text} under root at "
-                                          f"{tok.line}:{tok.column}:{tok.end - tok.start}")
-            seen.add(tok.text)
-            self.expect_punct(":")
-            pairs.append((tok.text, self.parse_literal()))
-        self.pos += 1
-        if any(not isinstance(t, dict) for _, t in pairs):
-            return Composite("M", tuple(pairs))
-        return {"M": dict(pairs)}
 
 
 _cache = SizedCache()  # text -> parsed, bounded in entries and bytes
