@@ -153,32 +153,14 @@ def _untoken(token: str, operations: int) -> tuple[int, dict | None]:
 
 def run_read(ctx: Context, caller: Caller, body: dict, plan_: ReadPlan, values: dict, table: str) -> dict | bytes:
     """A SELECT: GetItems, Queries (one per partition-key value) or a Scan, filtered and projected."""
-    schema = plan_.schema
     check_values(plan_.checks, values)
     base: dict[str, Any] = {"TableName": table}
     if body.get("ConsistentRead") is True:
         base["ConsistentRead"] = True
     if body.get("ReturnConsumedCapacity") is not None:
         base["ReturnConsumedCapacity"] = body["ReturnConsumedCapacity"]
-    found: list[dict] = []
-    cc = None
     if plan_.operation == "GetItem":
-        keys = partition_keys(plan_, values)
-        if (len(keys) == 1 and plan_.filter is None and plan_.projection is None
-                and "ReturnConsumedCapacity" not in base):
-            # The stored item's bytes go out as they are: {"Item":<item>} becomes {"Items":[<item>]}.
-            raw = items.get_item(ctx, caller, {**base, "Key": full_key(plan_, values, keys[0])})
-            if type(raw) is bytes and (raw == b"{}" or raw.startswith(b'{"Item":')):
-                return b'{"Items":[' + raw[8:-1] + b"]}" if raw != b"{}" else b'{"Items":[]}'
-            item = decode(raw).get("Item")
-            return _answer([item] if item is not None else [], None, None, None)
-        for hash_value in keys:
-            out = decode(items.get_item(ctx, caller, {**base, "Key": full_key(plan_, values, hash_value)}))
-            cc = merge_capacity(cc, out.get("ConsumedCapacity"))
-            item = out.get("Item")
-            if item is not None and keep(plan_, item, values):
-                found.append(project(plan_, item))
-        return _answer(found, cc, None, None)
+        return _run_gets(ctx, caller, plan_, values, base)
     if plan_.index is not None:
         base["IndexName"] = plan_.index
     hashes = partition_keys(plan_, values)
@@ -186,22 +168,58 @@ def run_read(ctx: Context, caller: Caller, body: dict, plan_: ReadPlan, values: 
     start, esk = 0, None
     if body.get("NextToken") is not None:
         start, esk = _untoken(body["NextToken"], operations)
-    limit = body.get("Limit")
     variant: ReadPlan | Narrow = plan_
+    ranges: dict = {}
     if plan_.operation == "Query":
-        ranges = {}
-        for name in plan_.range_values:
-            ranges[name] = typed(values[name], schema.range_type, schema.range_name)  # type: ignore[arg-type]
-        narrow = plan_.narrow
-        if narrow is not None:
-            bounds = [typed(values[name], schema.range_type, schema.range_name)  # type: ignore[arg-type]
-                      for name in narrow.range_values]
-            if order(bounds[0], bounds[1]) <= 0:  # type: ignore[operator]
-                variant, ranges = narrow, dict(zip(narrow.range_values, bounds))
+        variant, ranges = _query_variant(plan_, values)
         base["KeyConditionExpression"] = variant.key_condition
         base["ExpressionAttributeNames"] = variant.names
         base["ScanIndexForward"] = not plan_.descending
-    last = None
+    return _run_pages(ctx, caller, plan_, values, base, variant, hashes, ranges, start, esk, body.get("Limit"))
+
+
+def _run_gets(ctx: Context, caller: Caller, plan_: ReadPlan, values: dict, base: dict) -> dict | bytes:
+    """A SELECT of whole keys: one GetItem per partition-key value."""
+    keys = partition_keys(plan_, values)
+    if len(keys) == 1 and plan_.filter is None and plan_.projection is None and "ReturnConsumedCapacity" not in base:
+        # The stored item's bytes go out as they are: {"Item":<item>} becomes {"Items":[<item>]}.
+        raw = items.get_item(ctx, caller, {**base, "Key": full_key(plan_, values, keys[0])})
+        if type(raw) is bytes and (raw == b"{}" or raw.startswith(b'{"Item":')):
+            return b'{"Items":[' + raw[8:-1] + b"]}" if raw != b"{}" else b'{"Items":[]}'
+        item = decode(raw).get("Item")
+        return _answer([item] if item is not None else [], None, None, None)
+    found: list[dict] = []
+    cc = None
+    for hash_value in keys:
+        out = decode(items.get_item(ctx, caller, {**base, "Key": full_key(plan_, values, hash_value)}))
+        cc = merge_capacity(cc, out.get("ConsumedCapacity"))
+        item = out.get("Item")
+        if item is not None and keep(plan_, item, values):
+            found.append(project(plan_, item))
+    return _answer(found, cc, None, None)
+
+
+def _query_variant(plan_: ReadPlan, values: dict) -> tuple[ReadPlan | Narrow, dict]:
+    """The key condition a Query runs with (the plan's, or its narrower variant when the bounds it
+    needs are in order) and the sort-key values it binds."""
+    schema = plan_.schema
+    ranges = {name: typed(values[name], schema.range_type, schema.range_name)  # type: ignore[arg-type]
+              for name in plan_.range_values}
+    narrow = plan_.narrow
+    if narrow is not None:
+        bounds = [typed(values[name], schema.range_type, schema.range_name)  # type: ignore[arg-type]
+                  for name in narrow.range_values]
+        if order(bounds[0], bounds[1]) <= 0:  # type: ignore[operator]
+            return narrow, dict(zip(narrow.range_values, bounds))
+    return plan_, ranges
+
+
+def _run_pages(ctx: Context, caller: Caller, plan_: ReadPlan, values: dict, base: dict, variant: ReadPlan | Narrow,
+               hashes: list, ranges: dict, start: int, esk: Any, limit: int | None) -> dict | bytes:
+    """Queries (one per partition-key value, from `start`) or a Scan, until a page stops early."""
+    operations = max(1, len(hashes))
+    found: list[dict] = []
+    cc = last = None
     whole = operations == 1 and variant.filter is None and plan_.projection is None
     for i in range(start, operations):
         request = dict(base)
