@@ -226,53 +226,59 @@ def type_walk(v: Any, node: Node, parameterized: bool = False) -> Any:
     Boolean-from-string and Integer/Long-from-decimal), which the caller stores back.
     """
     kind = node.kind
-    t = type(v)
     if kind == "av":
         return v
     if kind == "structure":
-        if t is dict:
-            by_wire = node.by_wire
-            for k, x in v.items():
-                child = by_wire.get(k)
-                if child is not None and x is not None:
-                    y = type_walk(x, child)
-                    if y is not x:
-                        v[k] = y
-            return v
-        if t is list:
-            raise _ser("Unrecognized collection type " + node.java)
-        raise _ser("Unexpected field type")
-    if kind == "list":
-        if t is list:
-            elem = node.elem
-            assert elem is not None  # a list node always has its element shape
-            if elem.kind != "av":
-                nested = elem.kind in ("list", "map")
-                for i, x in enumerate(v):
-                    if x is not None:
-                        y = type_walk(x, elem, nested)
-                        if y is not x:
-                            v[i] = y
-            return v
-        if t is dict:
-            raise _ser(START_OF_STRUCT)
-        raise _ser(CAST_MSG if parameterized else "Unexpected field type")
-    if kind == "map":
-        if t is dict:
-            value = node.value
-            assert value is not None  # a map node always has its value shape
-            if value.kind != "av":
-                nested = value.kind in ("list", "map")
-                for k, x in v.items():
-                    if x is not None:
-                        y = type_walk(x, value, nested)
-                        if y is not x:
-                            v[k] = y
-            return v
-        if t is list:
-            raise _ser("Unrecognized collection type " + node.java)
-        raise _ser(CAST_MSG if parameterized else "Unexpected field type")
-    # scalars
+        return _walk_structure(v, node)
+    if kind == "list" or kind == "map":
+        return _walk_collection(v, node, parameterized)
+    return _walk_scalar(v, node)
+
+
+def _walk_structure(v: Any, node: Node) -> Any:
+    t = type(v)
+    if t is dict:
+        by_wire = node.by_wire
+        for k, x in v.items():
+            child = by_wire.get(k)
+            if child is not None and x is not None:
+                y = type_walk(x, child)
+                if y is not x:
+                    v[k] = y
+        return v
+    if t is list:
+        raise _ser("Unrecognized collection type " + node.java)
+    raise _ser("Unexpected field type")
+
+
+def _walk_collection(v: Any, node: Node, parameterized: bool) -> Any:
+    """A list (its elements) or a map (its values), each checked in order."""
+    t = type(v)
+    if node.kind == "list":
+        if t is not list:
+            raise _ser(START_OF_STRUCT if t is dict else CAST_MSG if parameterized else "Unexpected field type")
+        inner = node.elem
+        entries: Any = enumerate(v)
+    else:
+        if t is not dict:
+            raise _ser("Unrecognized collection type " + node.java if t is list
+                       else CAST_MSG if parameterized else "Unexpected field type")
+        inner = node.value
+        entries = v.items()
+    assert inner is not None  # a list node always has its element shape, a map node its value shape
+    if inner.kind != "av":
+        nested = inner.kind in ("list", "map")
+        for k, x in entries:
+            if x is not None:
+                y = type_walk(x, inner, nested)
+                if y is not x:
+                    v[k] = y
+    return v
+
+
+def _walk_scalar(v: Any, node: Node) -> Any:
+    kind = node.kind
+    t = type(v)
     if t is dict:
         raise _ser(START_OF_STRUCT)
     if t is list:
