@@ -258,42 +258,12 @@ def _recover(directory: Path, db: Database) -> Recovery:
     for temp in directory.glob("*.tmp"):  # an interrupted snapshot write
         temp.unlink()
     snaps = snapshots(directory)
-    base = snaps[-1][0] if snaps else None
     result = Recovery(next_generation=0)
-    if base is not None:
-        try:
-            _, result.snapshot_items = load(snaps[-1][1], db)
-        except (SnapshotError, ValueError, UnicodeDecodeError) as err:
-            base = _fallback(directory, db, snaps, err, result.problems)
-    if base is not None:
-        result.snapshot = base
-        result.snapshot_bytes = snaps[-1][1].stat().st_size
-        load_streams(directory, base, db.streams)
+    base = _load_snapshot(directory, db, snaps, result)
     segs = [(g, p) for g, p in segments(directory) if base is None or g >= base]
     segs = check_base(directory, base, segs)
     replayer = Replayer(db)
-    empty: list[Path] = []
-    torn: tuple[Path, int, int, str, int] | None = None  # the damaged tail to cut: _cut's arguments
-    zero_tails: list[tuple[Path, int]] = []
-    for i, (_generation, path) in enumerate(segs):
-        scan = scan_segment(path)
-        if scan.problem is not None and (scan.resume is not None or i < len(segs) - 1):
-            raise LogDamaged(directory, path.name, scan.good_end, scan.problem, scan.resume)
-        for payload in scan.groups:
-            try:
-                entries = decode_group(payload)
-            except ValueError as err:  # checksummed but unreadable: a format bug, not a torn write
-                raise RecoveryError(f"{path.name}: undecodable group: {err}") from None
-            replayer.add(entries)
-        result.groups += len(scan.groups)
-        result.replayed_bytes += max(0, scan.good_end - len(MAGIC))
-        if not scan.groups and scan.problem is None and 0 < i < len(segs) - 1:
-            empty.append(path)  # an empty segment inside the log holds nothing; the first and last are kept
-            # (the last is written next; removing the first would leave the log without its start)
-        if scan.problem is not None:
-            torn = (path, scan.good_end, scan.file_size, scan.problem, len(scan.groups))
-        elif scan.good_end < scan.file_size:
-            zero_tails.append((path, scan.good_end))
+    empty, torn, zero_tails = _replay(directory, segs, replayer, result)
     # Only now, with the whole log read and found recoverable, is anything in the directory changed.
     for path in empty:
         path.unlink()
@@ -316,13 +286,62 @@ def _recover(directory: Path, db: Database) -> Recovery:
     db.streams.resume({name: entry.table for name, entry in db.tables.items()})
     if base is not None:
         remove_older_streams(directory, keep)
-    # An empty last segment is written on (not one after it): generations stay gapless, so a log
-    # that does not start at its snapshot's generation (or at 0) is known to have lost its base.
-    if not segs:
-        result.next_generation = base if base is not None else 0  # the log after snapshot G is segment G
-    else:
-        last, last_path = segs[-1]
-        result.next_generation = last if last_path.stat().st_size <= len(MAGIC) else last + 1
+    result.next_generation = _next_generation(segs, base)
     result.seconds = time.perf_counter() - started
     return result
+
+
+def _load_snapshot(directory: Path, db: Database, snaps: list[tuple[int, Path]], result: Recovery) -> int | None:
+    """Load the newest snapshot (or fall back to the one before it); its generation, None without one."""
+    base = snaps[-1][0] if snaps else None
+    if base is not None:
+        try:
+            _, result.snapshot_items = load(snaps[-1][1], db)
+        except (SnapshotError, ValueError, UnicodeDecodeError) as err:
+            base = _fallback(directory, db, snaps, err, result.problems)
+    if base is not None:
+        result.snapshot = base
+        result.snapshot_bytes = snaps[-1][1].stat().st_size
+        load_streams(directory, base, db.streams)
+    return base
+
+
+def _replay(directory: Path, segs: list[tuple[int, Path]], replayer: Replayer,
+            result: Recovery) -> tuple[list[Path], tuple[Path, int, int, str, int] | None, list[tuple[Path, int]]]:
+    """Read every segment's groups into `replayer`, changing nothing on disk; return the empty inner
+    segments, the damaged tail to cut (`_cut`'s arguments) and the zero-filled tails to trim.
+    Damage anywhere but at the end of the last segment raises LogDamaged."""
+    empty: list[Path] = []
+    torn: tuple[Path, int, int, str, int] | None = None
+    zero_tails: list[tuple[Path, int]] = []
+    for i, (_generation, path) in enumerate(segs):
+        scan = scan_segment(path)
+        if scan.problem is not None and (scan.resume is not None or i < len(segs) - 1):
+            raise LogDamaged(directory, path.name, scan.good_end, scan.problem, scan.resume)
+        for payload in scan.groups:
+            try:
+                entries = decode_group(payload)
+            except ValueError as err:  # checksummed but unreadable: a format bug, not a torn write
+                raise RecoveryError(f"{path.name}: undecodable group: {err}") from None
+            replayer.add(entries)
+        result.groups += len(scan.groups)
+        result.replayed_bytes += max(0, scan.good_end - len(MAGIC))
+        if not scan.groups and scan.problem is None and 0 < i < len(segs) - 1:
+            empty.append(path)  # an empty segment inside the log holds nothing; the first and last are kept
+            # (the last is written next; removing the first would leave the log without its start)
+        if scan.problem is not None:
+            torn = (path, scan.good_end, scan.file_size, scan.problem, len(scan.groups))
+        elif scan.good_end < scan.file_size:
+            zero_tails.append((path, scan.good_end))
+    return empty, torn, zero_tails
+
+
+def _next_generation(segs: list[tuple[int, Path]], base: int | None) -> int:
+    """The segment to write on. An empty last segment is written on (not one after it): generations
+    stay gapless, so a log that does not start at its snapshot's generation (or at 0) is known to have
+    lost its base."""
+    if not segs:
+        return base if base is not None else 0  # the log after snapshot G is segment G
+    last, last_path = segs[-1]
+    return last if last_path.stat().st_size <= len(MAGIC) else last + 1
 
