@@ -310,6 +310,22 @@ def update_table(ctx: Context, caller: Caller, body: dict) -> dict:
     definitions = index_updates.check(entry, body, billing)
     vector_specs.check_update(ctx, entry, body, billing, definitions)
     stream = stream_spec.check_update(entry, body.get("StreamSpecification"))
+    read, write = _new_throughput(entry, body, billing, changes)
+    _set_billing(ctx, entry, body, billing, read, write)
+    index_updates.apply(entry, body, definitions)
+    vector_specs.apply_update(ctx, entry, body, definitions)
+    ctx.capacity.configure(entry)  # new rates and partition counts apply from this moment
+    stream_spec.apply(ctx, entry, stream)
+    # A vector index alone keeps the table usable: its own phases follow the delay (engine.vector_specs)
+    delayed = changes != ["VectorIndexUpdates"] and transient.begin(ctx, entry, "UPDATING")
+    out = {"TableDescription": describe(entry, status="UPDATING")}
+    if not delayed:  # else the indexes settle with the table (transient.settle)
+        index_updates.finish(entry)
+    return out
+
+
+def _new_throughput(entry: TableEntry, body: dict, billing: str, changes: list[str]) -> tuple[int, int]:
+    """The table's (read, write) capacity after an UpdateTable, or the ValidationException refusing it."""
     pt = body.get("ProvisionedThroughput")
     if billing == "PAY_PER_REQUEST":
         if pt is not None:
@@ -339,6 +355,11 @@ def update_table(ctx: Context, caller: Caller, body: dict) -> dict:
                 f"Current WriteCapacityUnits provisioned for the table: {write}. "
                 f"Requested WriteCapacityUnits: {write}. "
                 "Refer to the Amazon DynamoDB Developer Guide for current limits and how to request higher limits.")
+    return read, write
+
+
+def _set_billing(ctx: Context, entry: TableEntry, body: dict, billing: str, read: int, write: int) -> None:
+    """Store an UpdateTable's billing mode, throughput and table settings."""
     if billing != entry.billing_mode:  # remembered for BillingModeSummary, also after switching back
         entry.pay_per_request_since = (ctx.wall_clock() if billing == "PAY_PER_REQUEST"
                                        else entry.pay_per_request_since or entry.created)
@@ -352,16 +373,6 @@ def update_table(ctx: Context, caller: Caller, body: dict) -> dict:
     for member in ("OnDemandThroughput", "WarmThroughput"):  # members left out keep their value
         if member in body:
             entry.extra[member] = {**entry.extra.get(member, {}), **body[member]}
-    index_updates.apply(entry, body, definitions)
-    vector_specs.apply_update(ctx, entry, body, definitions)
-    ctx.capacity.configure(entry)  # new rates and partition counts apply from this moment
-    stream_spec.apply(ctx, entry, stream)
-    # A vector index alone keeps the table usable: its own phases follow the delay (engine.vector_specs)
-    delayed = changes != ["VectorIndexUpdates"] and transient.begin(ctx, entry, "UPDATING")
-    out = {"TableDescription": describe(entry, status="UPDATING")}
-    if not delayed:  # else the indexes settle with the table (transient.settle)
-        index_updates.finish(entry)
-    return out
 
 
 def describe_limits(ctx: Context, caller: Caller, body: dict) -> dict:
