@@ -196,34 +196,12 @@ def transact_write_items(ctx: Context, caller: Caller, body: dict) -> dict | byt
     items = body["TransactItems"]
     token, fingerprint = _idempotency(body)
     if token is not None:
-        now = time.monotonic()
-        for old_token in [t for t, (_, _, at) in ctx.tokens.items() if now - at > TOKEN_LIFETIME]:
-            del ctx.tokens[old_token]
-        seen = ctx.tokens.get(token)
+        seen = _earlier_answer(ctx, token, fingerprint)
         if seen is not None:
-            if seen[0] != fingerprint:
-                raise IdempotentParameterMismatchException(
-                    "The request uses the same client token as a previous, but non-identical request. "
-                    "Do not reuse a client token with different requests, unless the requests are identical.")
-            return seen[1]
+            return seen
     if len(orjson.dumps(items)) > MAX_REQUEST_BYTES:
         raise ValidationException("Transaction size exceeds the maximum allowed size of 4 MB")
-    # 1. Request-level validation: shapes, values, expressions (ValidationException, nothing cancelled).
-    actions: list[Action] = []
-    for element in items:
-        kind, spec = _one_action(element)
-        size = 0
-        if kind == "Put":
-            size = validate_item(spec["Item"])
-        else:
-            validate_item(spec["Key"])
-        compiled = compile_expressions(spec, "TransactWriteItems")
-        if kind == "Update" and (compiled is None or compiled.update is None) and "UpdateExpression" not in spec:
-            raise ValidationException("UpdateExpression must be specified for an Update action")
-        if kind == "ConditionCheck" and (compiled is None or compiled.condition is None):
-            raise ValidationException("ConditionExpression must be specified for a ConditionCheck action")
-        actions.append(Action(kind, spec, data_table(ctx, caller, spec["TableName"]), compiled=compiled,
-                              spec_size=size))
+    actions = _validated_actions(ctx, caller, items)
     # 2. Keys, then duplicates; 3. admission, conditions and new images for every action.
     # Only the first action with an invalid key or item is reported; the others show None.
     for i, action in enumerate(actions):
@@ -262,6 +240,42 @@ def transact_write_items(ctx: Context, caller: Caller, body: dict) -> dict | byt
     if token is not None:
         ctx.tokens[token] = (fingerprint, result, time.monotonic())
     return result
+
+
+def _earlier_answer(ctx: Context, token: str, fingerprint: bytes) -> dict | bytes | None:
+    """The answer of an earlier request with this client token (tokens expire after TOKEN_LIFETIME);
+    IdempotentParameterMismatchException when that request was not the same one."""
+    now = time.monotonic()
+    for old_token in [t for t, (_, _, at) in ctx.tokens.items() if now - at > TOKEN_LIFETIME]:
+        del ctx.tokens[old_token]
+    seen = ctx.tokens.get(token)
+    if seen is None:
+        return None
+    if seen[0] != fingerprint:
+        raise IdempotentParameterMismatchException(
+            "The request uses the same client token as a previous, but non-identical request. "
+            "Do not reuse a client token with different requests, unless the requests are identical.")
+    return seen[1]
+
+
+def _validated_actions(ctx: Context, caller: Caller, items: list) -> list[Action]:
+    """1. Request-level validation: shapes, values, expressions (ValidationException, nothing cancelled)."""
+    actions: list[Action] = []
+    for element in items:
+        kind, spec = _one_action(element)
+        size = 0
+        if kind == "Put":
+            size = validate_item(spec["Item"])
+        else:
+            validate_item(spec["Key"])
+        compiled = compile_expressions(spec, "TransactWriteItems")
+        if kind == "Update" and (compiled is None or compiled.update is None) and "UpdateExpression" not in spec:
+            raise ValidationException("UpdateExpression must be specified for an Update action")
+        if kind == "ConditionCheck" and (compiled is None or compiled.condition is None):
+            raise ValidationException("ConditionExpression must be specified for a ConditionCheck action")
+        actions.append(Action(kind, spec, data_table(ctx, caller, spec["TableName"]), compiled=compiled,
+                              spec_size=size))
+    return actions
 
 
 def transact_get_items(ctx: Context, caller: Caller, body: dict) -> dict:
