@@ -96,26 +96,7 @@ def batch_execute_statement(ctx: Context, caller: Caller, body: dict) -> dict:
             continue
         statement, values = found
         try:
-            table = table_of(statement)
-            plan_ = plan(statement, data_table(ctx, caller, table))
-            request: dict[str, Any]
-            if isinstance(plan_, ReadPlan):
-                check_values(plan_.checks, values)
-                if not _single_get(plan_):
-                    raise ValidationException(SINGLE_ITEM)
-                key = full_key(plan_, values, partition_keys(plan_, values)[0])
-                operation, request = "GetItem", {"TableName": table, "Key": key}
-                if spec.get("ConsistentRead") is True:
-                    request["ConsistentRead"] = True
-                _once(seen, _key_identity(plan_, request, table))
-            else:
-                operation, request = write_request(plan_, values, table)
-                if operation == "ConditionCheck":
-                    raise ValidationException(EXISTS_OUTSIDE)
-                if spec.get("ReturnValuesOnConditionCheckFailure") is not None:
-                    request["ReturnValuesOnConditionCheckFailure"] = spec["ReturnValuesOnConditionCheckFailure"]
-                _once(seen, _key_identity(plan_, request, table))
-            planned.append((table, operation, request, plan_, values))
+            planned.append(_plan_one(ctx, caller, spec, statement, values, seen))
         except DynamoError as err:
             if isinstance(err, ValidationException) and err.message == DUPLICATES:
                 raise
@@ -123,29 +104,55 @@ def batch_execute_statement(ctx: Context, caller: Caller, body: dict) -> dict:
     responses: list[dict] = []
     capacity: dict[str, dict | None] = {}
     for found in planned:
-        if isinstance(found, DynamoError):
-            responses.append(error_entry(found))
-            continue
-        table, operation, request, plan_, values = found
-        if mode is not None:
-            request["ReturnConsumedCapacity"] = mode
-        try:
-            out = decode(get_item(ctx, caller, request)) if operation == "GetItem" \
-                else call_write(ctx, caller, operation, request)
-        except DynamoError as err:
-            responses.append(error_entry(err))
-            continue
-        capacity[table] = merge_capacity(capacity.get(table), out.get("ConsumedCapacity"))
-        response: dict[str, Any] = {"TableName": table}
-        item = out.get("Item")
-        if item is not None and keep(plan_, item, values):
-            response["Item"] = project(plan_, item)
-        responses.append(response)
+        responses.append(error_entry(found) if isinstance(found, DynamoError)
+                         else _run_one(ctx, caller, mode, capacity, *found))
     result: dict[str, Any] = {"Responses": responses}
     consumed = [cc for cc in capacity.values() if cc is not None]
     if consumed:
         result["ConsumedCapacity"] = consumed
     return result
+
+
+def _plan_one(ctx: Context, caller: Caller, spec: dict, statement: Any, values: dict, seen: set) -> tuple:
+    """(table, operation, request, plan, values) of one statement: a single-item read or a write, on
+    a key no earlier statement of the batch names (DynamoError otherwise)."""
+    table = table_of(statement)
+    plan_ = plan(statement, data_table(ctx, caller, table))
+    request: dict[str, Any]
+    if isinstance(plan_, ReadPlan):
+        check_values(plan_.checks, values)
+        if not _single_get(plan_):
+            raise ValidationException(SINGLE_ITEM)
+        key = full_key(plan_, values, partition_keys(plan_, values)[0])
+        operation, request = "GetItem", {"TableName": table, "Key": key}
+        if spec.get("ConsistentRead") is True:
+            request["ConsistentRead"] = True
+    else:
+        operation, request = write_request(plan_, values, table)
+        if operation == "ConditionCheck":
+            raise ValidationException(EXISTS_OUTSIDE)
+        if spec.get("ReturnValuesOnConditionCheckFailure") is not None:
+            request["ReturnValuesOnConditionCheckFailure"] = spec["ReturnValuesOnConditionCheckFailure"]
+    _once(seen, _key_identity(plan_, request, table))
+    return table, operation, request, plan_, values
+
+
+def _run_one(ctx: Context, caller: Caller, mode: str | None, capacity: dict[str, dict | None], table: str,
+             operation: str, request: dict, plan_: Any, values: dict) -> dict:
+    """One planned statement's response entry (its error's, if it fails); its capacity added to `capacity`."""
+    if mode is not None:
+        request["ReturnConsumedCapacity"] = mode
+    try:
+        out = decode(get_item(ctx, caller, request)) if operation == "GetItem" \
+            else call_write(ctx, caller, operation, request)
+    except DynamoError as err:
+        return error_entry(err)
+    capacity[table] = merge_capacity(capacity.get(table), out.get("ConsumedCapacity"))
+    response: dict[str, Any] = {"TableName": table}
+    item = out.get("Item")
+    if item is not None and keep(plan_, item, values):
+        response["Item"] = project(plan_, item)
+    return response
 
 
 def _in_statement(i: int, message: str) -> ValidationException:
