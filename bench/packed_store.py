@@ -22,7 +22,6 @@ import argparse
 import gc
 import json
 import marshal
-import os
 import random
 import subprocess
 import sys
@@ -32,10 +31,14 @@ from array import array
 from bisect import bisect_left, bisect_right, insort
 from collections.abc import Callable, Iterator
 from itertools import accumulate
+from operator import itemgetter
 
 from memory import ITEM_PAYLOAD, PER_KEY  # bench/memory.py: the items of the RSS target
+from query_latency import rss_bytes
 
 from dynalocal.storage.partition import Partition
+from dynalocal.storage.ranges import Bounds, read_range
+from dynalocal.storage.table import ItemStore
 from dynalocal.values.attributes import item_size
 from dynalocal.values.blob import dumps
 from dynalocal.values.keys import KeySchema, prefix_successor
@@ -46,6 +49,7 @@ SMALL = 1000
 PROBES = 5000
 FOLD = 32  # new keys a packed leaf's buffer holds before they are folded into it
 WRITES = 50_000
+_blob = itemgetter(0)
 ROUNDS = 5
 
 
@@ -239,10 +243,11 @@ class Packed:
 
 
 class Tree:
-    """The same items in a Partition, through its own read calls (a Query as storage.ranges reads one)."""
+    """The same items in today's storage, read through its own calls (a Query is storage.ranges.read_range)."""
 
     def __init__(self, items: Iterator[tuple[bytes, bytes, int]]) -> None:
-        self.part = Partition(0, 1 << 64)
+        self.store = ItemStore(1)
+        self.part = self.store.partitions[0]
         keys, recs = [], []
         for k, b, s in items:
             keys.append(k)
@@ -251,21 +256,11 @@ class Tree:
         self.get = self.part.get
 
     def query(self, lo: bytes, hi: bytes) -> tuple[bytes, int]:
-        blobs: list[bytes] = []
-        total = 0
-        for _, recs, a, b in self.part.spans(lo, hi):
-            got = recs[a:b]
-            total += sum(r[1] for r in got)
-            blobs += [r[0] for r in got]
-        return b",".join(blobs), total
+        page = read_range(self.store, Bounds(lo, hi), False, None)
+        return b",".join(map(_blob, page.records)), page.read_bytes
 
     def dump(self) -> list[bytes]:
         return [marshal.dumps((keys, recs), 2) for keys, recs in self.part.chunks(None, None, size=8192)]
-
-
-def rss() -> int:
-    with open("/proc/self/statm") as f:
-        return int(f.read().split()[1]) * os.sysconf("SC_PAGE_SIZE")
 
 
 def _time(call: Callable, args: list) -> float:
@@ -282,11 +277,11 @@ def measure(layout: str, items: int) -> dict:
     small = make(items_in_key_order(SMALL, "s"))
     gc.collect()
     gc.disable()
-    before = rss()
+    before = rss_bytes()
     started = time.perf_counter()
     big = make(items_in_key_order(items, "p"))
     built = time.perf_counter() - started
-    out: dict = {"layout": layout, "items": items, "rss_per_item": (rss() - before) / items, "build_s": built}
+    out: dict = {"layout": layout, "items": items, "rss_per_item": (rss_bytes() - before) / items, "build_s": built}
     rng = random.Random(1)
     stores = {"1k": (small, SMALL, "s"), "1M": (big, items, "p")}
     probes: dict[str, tuple[list[tuple[bytes]], list[tuple[bytes, bytes]]]] = {}
