@@ -3,7 +3,9 @@
 One `HttpProtocol` per connection, created by `serve.HttpServer`. It owns everything HTTP:
 keep-alive and its timeout, the per-request receive deadline (408), `Expect: 100-continue`,
 the 16 MiB body limit while the body streams in (413), pipelining with answers in request
-order, back-pressure both ways, half-closed connections and graceful shutdown.
+order, back-pressure both ways, half-closed connections and graceful shutdown. This module
+parses and runs requests; its base class `connection.Connection` writes the answers in order,
+holds them to the end of the loop round, and keeps the timers and the closing.
 
 How a request flows (the plug-in points are marked *):
 1. Parser callbacks collect the head; `on_headers_complete` builds an `exchange.Request`,
@@ -34,7 +36,6 @@ from __future__ import annotations
 
 import asyncio
 import logging
-from collections import deque
 from typing import TYPE_CHECKING
 
 import httptools
@@ -43,9 +44,9 @@ from dynalocal.engine.dispatch import respond
 from dynalocal.errors import InternalServerError, SerializationException
 from dynalocal.http import asgi
 from dynalocal.http.app import MAX_BODY
+from dynalocal.http.connection import HIGH_WATER, MAX_PENDING, Connection
 from dynalocal.http.exchange import PLANS, Answer, Request, lookup_plan
 from dynalocal.http.messages import CONTINUE, JSON_TYPE, error_body, frame
-from dynalocal.http.timeouts import timeout_response
 
 if TYPE_CHECKING:
     from dynalocal.http.serve import HttpServer
@@ -53,34 +54,27 @@ if TYPE_CHECKING:
 log = logging.getLogger("dynalocal.http")
 
 MAX_HEAD = 64 * 1024  # request line and headers (checked per read, so up to one read more); DynamoDB allows ~16 KB
-MAX_PENDING = 256  # answers waiting for fsync on one connection before it stops reading
-HIGH_WATER = 256 * 1024  # bytes of unsent answers before the connection stops taking requests
-LINGER = 2.0  # seconds a closing connection keeps reading (and dropping) what the client still sends
 _413 = (413, b"", b"text/plain")
 _BAD = error_body(SerializationException())
 _INTERNAL = error_body(InternalServerError("Internal server error"))
 
 
-class HttpProtocol(asyncio.Protocol):
+class HttpProtocol(Connection):
     """One client connection (see the module docstring)."""
 
     transport: asyncio.Transport
 
     def __init__(self, server: HttpServer, loop: asyncio.AbstractEventLoop) -> None:  # loop: the server's
-        self.server = server
-        self.loop = loop
+        super().__init__(server, loop)
         self.app = server.app
         self.before = server.hooks.before  # the live lists: plug-ins may be added while serving
         self.after = server.hooks.after
         self.after_marked = server.hooks.after_marked
         self.hosts = server.hosts
-        self.defaults = server.defaults
-        self.request_timeout = server.request_timeout
-        self.keep_alive_timeout = server.keep_alive_timeout
         self.seen_hosts = server.hosts.seen  # Host values already allowed: one set lookup per request
         # The request being received. The parser hands URL pieces and body chunks straight to these
         # containers' C methods; the callbacks below empty them. Headers go through `_on_header`.
-        self._req: Request | None = None
+        self._req = None
         self._url: list[bytes] = []
         self._raw: dict[bytes, bytes] = {}  # header names as sent -> value
         self._chunks: list[bytes] = []
@@ -93,28 +87,8 @@ class HttpProtocol(asyncio.Protocol):
         self._chunked = False  # the body being received has no Content-Length: its size is checked per read
         self._discard = False  # the body is read and dropped (413 sent, or the request is refused)
         self._refusal: Answer | None = None
-        # timers: one lazy timer per connection (arming one per request would cost microseconds)
-        self._deadline: asyncio.TimerHandle | None = None
-        self._deadline_at = 0.0  # when `_deadline` fires
-        self._since: float | None = None  # when the request being received began (or the connection opened)
-        self._idle_since: float | None = None  # when the connection last became idle
-        # what is owed to the client, in order
-        # complete requests (and ready bytes: an answer, and whether to close after it) not yet run, behind a
-        # blocked one
-        self._queue: deque[Request | tuple[bytes, bool]] = deque()
-        self._slots: deque[list] = deque()  # answers written in order; [None, _] until ready
-        self._held: list[bytes] = []  # answers framed this loop round, written at its end (see `write_held`)
-        self._held_bytes = 0  # their size: past HIGH_WATER they are written at once
-        self._all_held = server.held  # the server's list of connections with held answers
-        self._busy = False  # an ASGI request is running
-        self._task: asyncio.Task[None] | None = None
+        self._task: asyncio.Task[None] | None = None  # the running ASGI request
         self._disconnected: asyncio.Future[None] | None = None
-        self._write_paused = False
-        self._read_paused = False
-        self._eof = False  # the client half-closed: answer what it sent, then close
-        self._done = False  # no further requests are read (Connection: close, HTTP/1.0, an error)
-        self._closing = False
-        self._closed = False
 
     # -- connection events ---------------------------------------------------------------------
 
@@ -179,13 +153,6 @@ class HttpProtocol(asyncio.Protocol):
             self._since = None
         self._check_idle()
         return True
-
-    def pause_writing(self) -> None:
-        self._write_paused = True
-
-    def resume_writing(self) -> None:
-        self._write_paused = False
-        self._drain()
 
     # -- parser callbacks ------------------------------------------------------------------------
 
@@ -342,162 +309,3 @@ class HttpProtocol(asyncio.Protocol):
         keep = req.keep_alive and not self.server.stopping
         return frame(status, body, content_type, self.defaults.block, extra, keep, req.method == b"HEAD"), \
             not req.keep_alive
-
-    # -- writing answers in order ----------------------------------------------------------------
-
-    def _push(self, item: Request | tuple[bytes, bool]) -> None:
-        """Run a request or write ready bytes now, or queue it behind what is already waiting."""
-        if self._queue or self._busy or self._write_paused or len(self._slots) >= MAX_PENDING:
-            self._queue.append(item)
-        elif type(item) is Request:
-            self._run(item)
-        else:
-            self._emit(*item)
-        self._check_idle()
-
-    def _emit(self, data: bytes, close: bool) -> None:
-        if self._slots:
-            self._slots.append([data, close])
-        else:
-            self._write(data, close)
-
-    def _reserve(self) -> list:
-        slot = [None, False]
-        self._slots.append(slot)
-        return slot
-
-    def _fill(self, slot: list, data: bytes, close: bool) -> None:
-        slot[0], slot[1] = data, close
-        slots = self._slots
-        while slots and slots[0][0] is not None:
-            data, close = slots.popleft()
-            self._write(data, close)
-        self._drain()
-
-    def _write(self, data: bytes, close: bool) -> None:
-        """Hold `data` to be written at the end of the loop round (see the module docstring), or write it
-        and close now."""
-        if self._closed:
-            return
-        if close:
-            self.write_held()
-            if data:
-                self.transport.write(data)
-            self._close(linger=True)
-        elif data:
-            held = self._held
-            if not held:
-                all_held = self._all_held
-                if not all_held:
-                    self.loop.call_soon(self.server.release_held)
-                all_held.append(self)
-            held.append(data)
-            size = self._held_bytes + len(data)
-            if size > HIGH_WATER:  # written now, so that back-pressure (pause_writing) stops further requests
-                self.write_held()
-            else:
-                self._held_bytes = size
-
-    def write_held(self) -> None:
-        """Write the held answers (at the end of the loop round, or before anything else this connection
-        writes or closes)."""
-        held = self._held
-        if held:
-            data = held[0] if len(held) == 1 else b"".join(held)
-            held.clear()
-            self._held_bytes = 0
-            if not self._closed:
-                self.transport.write(data)
-
-    def _drain(self) -> None:
-        """Run queued requests while nothing blocks them; read again once the queue is empty."""
-        queue = self._queue
-        while queue and not (self._busy or self._write_paused or len(self._slots) >= MAX_PENDING or self._closed):
-            item = queue.popleft()
-            if type(item) is Request:
-                self._run(item)
-            else:
-                self._emit(*item)
-        if self._read_paused and not queue and not self._write_paused and not self._closed:
-            self._read_paused = False
-            self.transport.resume_reading()
-        self._check_idle()
-
-    def _check_idle(self) -> None:
-        """Once everything received is answered: close if the client or the server is done, else keep alive."""
-        if self._queue or self._slots or self._busy or self._since is not None or self._closed:
-            return
-        if self._done or self._eof or self.server.stopping:
-            self._close(linger=not self._eof)
-            return
-        # The keep-alive period starts: the lazy timer (see `_watch`) is re-armed only when it would fire late.
-        self._idle_since = now = self.server.clock
-        due = now + self.keep_alive_timeout
-        if self._deadline is None or self._deadline_at > due:
-            if self._deadline is not None:  # rare: only while a request deadline is armed further out
-                self._deadline.cancel()
-            self._watch_until(due)
-
-    # -- timers and closing ----------------------------------------------------------------------
-
-    def _watch_until(self, when: float) -> None:
-        self._deadline = self.loop.call_at(when, self._watch)
-        self._deadline_at = when
-
-    def _watch(self) -> None:
-        self._deadline = None
-        if self._closed or self._closing:
-            return
-        if self._since is not None:
-            due = self._since + self.request_timeout
-        elif self._idle_since is not None:
-            due = self._idle_since + self.keep_alive_timeout
-        else:  # requests are being answered: no deadline; the next idle period re-arms the timer
-            return
-        if self.loop.time() < due:
-            self._watch_until(due)
-            return
-        if self._since is not None and self._req is not None and not self._discard:
-            self._since = self._req = None  # headers arrived, the body did not: 408, in order, then close
-            self._done = True
-            self._push((timeout_response(self.defaults.block), True))
-        else:
-            self._close()
-
-    def shutdown(self) -> None:
-        """The server is stopping: finish what was received, then close (answers say `connection: close`)."""
-        if not (self._queue or self._slots or self._busy or self._since is not None):
-            self._close()  # idle: nothing in flight
-        # else _check_idle closes once the last answer is out
-
-    def _close(self, linger: bool = False) -> None:
-        """Close after the buffered answers are sent.
-
-        With `linger`, the client may still be sending (pipelined requests we will not answer,
-        the rest of a refused body): closing a socket with unread input makes the kernel reset
-        the connection, which can destroy answers not yet delivered. So send FIN after the
-        answers and keep reading (dropping everything) until the client closes, for LINGER s.
-        """
-        if self._closing or self._closed:
-            return
-        self.write_held()
-        self._closing = self._done = True
-        transport = self.transport
-        if linger and transport.can_write_eof():
-            transport.write_eof()
-            if self._read_paused:
-                self._read_paused = False
-                transport.resume_reading()
-            self.loop.call_later(LINGER, self._close_now)
-        else:
-            self._close_now()
-
-    def _close_now(self) -> None:
-        if self._closed or self.transport.is_closing():
-            return
-        self.transport.close()
-        self.loop.call_later(self.request_timeout, self.abort)  # a client that never takes its answers
-
-    def abort(self) -> None:
-        if not self._closed:
-            self.transport.abort()

@@ -18,6 +18,7 @@ import threading
 from collections.abc import Callable
 
 from dynalocal.http.app import DynamoApp
+from dynalocal.http.connection import Connection
 from dynalocal.http.exchange import Hooks
 from dynalocal.http.hosts import HostPolicy
 from dynalocal.http.loading import loading_gate
@@ -62,7 +63,7 @@ class HttpServer:
         self.clock = 0.0
         self.connections: set[HttpProtocol] = set()
         self.stopping = False
-        self.held: list[HttpProtocol] = []  # connections holding answers until the loop round ends
+        self.held: list[Connection] = []  # connections holding answers until the loop round ends
         self.started = threading.Event()  # set once listening (or when start-up failed: see `error`)
         self.error: BaseException | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
