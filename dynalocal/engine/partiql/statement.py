@@ -10,7 +10,6 @@ from __future__ import annotations
 
 import base64
 from collections.abc import Callable
-from dataclasses import dataclass
 from typing import Any, Literal, cast
 
 import orjson
@@ -164,17 +163,7 @@ def run_read(ctx: Context, caller: Caller, body: dict, plan_: ReadPlan, values: 
         return _run_gets(ctx, caller, plan_, values, base)
     if plan_.index is not None:
         base["IndexName"] = plan_.index
-    pages = _Pages(plan_, values, base, plan_, partition_keys(plan_, values), {})
-    start, esk = 0, None
-    if body.get("NextToken") is not None:
-        start, esk = _untoken(body["NextToken"], pages.operations)
-    if plan_.operation == "Query":
-        variant, pages.ranges = _query_variant(plan_, values)
-        pages.variant = variant
-        base["KeyConditionExpression"] = variant.key_condition
-        base["ExpressionAttributeNames"] = variant.names
-        base["ScanIndexForward"] = not plan_.descending
-    return _run_pages(ctx, caller, pages, start, esk, body.get("Limit"))
+    return _run_pages(ctx, caller, plan_, values, base, body.get("NextToken"), body.get("Limit"))
 
 
 def _run_gets(ctx: Context, caller: Caller, plan_: ReadPlan, values: dict, base: dict) -> dict | bytes:
@@ -213,29 +202,19 @@ def _query_variant(plan_: ReadPlan, values: dict) -> tuple[ReadPlan | Narrow, di
     return plan_, ranges
 
 
-@dataclass(slots=True)
-class _Pages:
-    """A paged SELECT: its plan and bound values, the request its operations share, the key condition
-    it runs with (the plan's or a narrower one), the partition-key values (a Query each; none: a Scan)
-    and the sort-key values it binds."""
-
-    plan: ReadPlan
-    values: dict
-    base: dict
-    variant: ReadPlan | Narrow
-    hashes: list
-    ranges: dict
-
-    @property
-    def operations(self) -> int:
-        return max(1, len(self.hashes))
-
-
-def _run_pages(ctx: Context, caller: Caller, pages: _Pages, start: int, esk: Any, limit: int | None) -> dict | bytes:
-    """Queries (one per partition-key value, from `start`) or a Scan, until a page stops early."""
-    plan_, values, base, variant, hashes, ranges = (pages.plan, pages.values, pages.base, pages.variant,
-                                                    pages.hashes, pages.ranges)
-    operations = pages.operations
+def _run_pages(ctx: Context, caller: Caller, plan_: ReadPlan, values: dict, base: dict, token: str | None,
+               limit: int | None) -> dict | bytes:
+    """Queries (one per partition-key value, from the NextToken's) or a Scan, until a page stops early."""
+    hashes = partition_keys(plan_, values)
+    operations = max(1, len(hashes))
+    start, esk = _untoken(token, operations) if token is not None else (0, None)
+    variant: ReadPlan | Narrow = plan_
+    ranges: dict = {}
+    if plan_.operation == "Query":
+        variant, ranges = _query_variant(plan_, values)
+        base["KeyConditionExpression"] = variant.key_condition
+        base["ExpressionAttributeNames"] = variant.names
+        base["ScanIndexForward"] = not plan_.descending
     found: list[dict] = []
     cc = last = None
     whole = operations == 1 and variant.filter is None and plan_.projection is None
