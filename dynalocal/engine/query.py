@@ -7,7 +7,6 @@ bytes as they are: a page is never decoded only to be encoded again.
 from __future__ import annotations
 
 from bisect import bisect_left
-from operator import itemgetter
 from typing import Any
 
 import orjson
@@ -228,7 +227,7 @@ def scan(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
 
 def _scan_shares(metered: ItemStore, page: Page, first: int) -> list[tuple[int, float]]:
     """(partition, fraction) of a Scan page's units: in proportion to the bytes read there."""
-    keys, records, total = page.keys, page.records, page.read_bytes
+    keys, sizes, total = page.keys, page.sizes, page.read_bytes
     if not total:
         return [(first, 1.0)]
     shares = []
@@ -236,7 +235,7 @@ def _scan_shares(metered: ItemStore, page: Page, first: int) -> list[tuple[int, 
     p, i = metered.partition_index(keys[0]), 0
     while i < len(keys):
         j = bisect_left(keys, parts[p + 1].lo_key, i) if p + 1 < len(parts) else len(keys)
-        size = sum(map(itemgetter(1), records[i:j]))
+        size = sum(sizes[i:j])
         if size:
             shares.append((p, size / total))
         i, p = j, p + 1
@@ -257,14 +256,14 @@ def respond(body: dict, entry: TableEntry, index: Index | None, compiled: Any, s
     fetched: list[int] = []  # sizes of the base items an LSI query fetched
     out = [b"{"]  # then '"Items":[...],' unless COUNT
     if flt is None and projection is None and not fetch:
-        count = len(page.records)
+        count = len(page.blobs)
         if select != "COUNT":
-            out += [b'"Items":[', b",".join(map(itemgetter(0), page.records)), b"],"]
+            out += [b'"Items":[', b",".join(page.blobs), b"],"]
     else:
         count = 0
         items: list[dict] = []
         table = entry.table
-        for blob, _ in page.records:
+        for blob in page.blobs:
             item = orjson.loads(blob)
             if fetch:
                 full = table.get(table.schema.encode_item(item))
@@ -278,9 +277,9 @@ def respond(body: dict, entry: TableEntry, index: Index | None, compiled: Any, s
                 items.append(projection.apply(item) if projection is not None else item)
         if select != "COUNT":
             out += [b'"Items":', orjson.dumps(items), b","]
-    out.append(b'"Count":%d,"ScannedCount":%d' % (count, len(page.records)))
+    out.append(b'"Count":%d,"ScannedCount":%d' % (count, len(page.blobs)))
     if page.last_key is not None:
-        last = orjson.loads(page.records[-1][0])
+        last = orjson.loads(page.blobs[-1])
         names = index.key_names if index is not None else entry.table.schema.names
         out += [b',"LastEvaluatedKey":', orjson.dumps({n: last[n] for n in names})]
     charge.page(page.read_bytes, consistent, shares, pk, index, fetched)

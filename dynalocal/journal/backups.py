@@ -1,20 +1,23 @@
 """On-demand backups on disk: one file per backup in `<data dir>/backups/`, written atomically.
 
 A file is the snapshot format for one table (journal.snapshot's framing and chunks): a magic
-header, a `B` frame with the backup's description (JSON), chunk frames (`S` or `Z`, compressed, or `C`) of its items in
-key order, and an `E` frame with the item count. It is written to a temporary name, synced and
-renamed before CreateBackup answers, so a backup that was acknowledged survives kill -9, and one
-that exists is complete. DeleteBackup removes the file.
+header, a `B` frame with the backup's description (JSON), chunk frames (`S` or `Z`, compressed,
+or `C`) of its items in key order (a compressed "L" chunk holds columns; files of earlier versions
+hold "K" chunks of records), and an `E` frame with the item count. It is written to a temporary
+name, synced and renamed before CreateBackup answers, so a backup that was acknowledged survives
+kill -9, and one that exists is complete. DeleteBackup removes the file.
 """
 from __future__ import annotations
 
 import struct
+from array import array
 from collections.abc import Iterator
+from operator import itemgetter
 from pathlib import Path
 
 from dynalocal.journal.snapshot import CHUNK_ITEMS, CHUNKS, SnapshotError, _chunk_frames, _decode_chunk
 from dynalocal.journal.wal import FRAME, frame, fsync_directory, read_frames, write_file
-from dynalocal.storage.partition import Record
+from dynalocal.storage.partition import SIZES, Record
 
 MAGIC = b"DLBACKUP\x00\x01"
 SUFFIX = ".backup"
@@ -35,8 +38,10 @@ def _frames(header: bytes, parts: list[Part]) -> Iterator[bytes]:
     yield MAGIC
     yield frame(b"B" + header)
     for index, (keys, records) in enumerate(parts):
+        blobs, sizes = list(map(itemgetter(0), records)), array(SIZES, map(itemgetter(1), records))
         for at in range(0, len(keys), CHUNK_ITEMS):
-            yield from _chunk_frames(index, keys[at:at + CHUNK_ITEMS], records[at:at + CHUNK_ITEMS])
+            end = at + CHUNK_ITEMS
+            yield from _chunk_frames(index, keys[at:end], blobs[at:end], sizes[at:end])
     yield frame(b"E" + _END.pack(sum(len(keys) for keys, _ in parts)))
 
 
@@ -87,12 +92,12 @@ def read_parts(path: Path) -> list[Part]:
         kind = payload[:1]
         if kind in CHUNKS:  # plain or compressed, as a snapshot's
             try:
-                index, keys, records = _decode_chunk(payload)
+                index, keys, blobs, sizes = _decode_chunk(payload)
             except SnapshotError as err:
                 raise BackupFileError(f"{path.name}: {err} at offset {offset}") from None
             keys_of, records_of = parts.setdefault(index, ([], []))
             keys_of += keys
-            records_of += records
+            records_of += zip(blobs, sizes)
             count += len(keys)
         elif kind == b"E":
             if _END.unpack_from(payload, 1)[0] != count:

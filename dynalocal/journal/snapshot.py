@@ -7,8 +7,10 @@ the whole metadata, a drop), so replaying segments >= G over the snapshot always
 the exact state. File layout: a magic header, then frames (storage.wal framing) of
 
     b"M" name-length(u16) name meta-JSON            a table (its partitions follow)
-    b"K" partition(u32) count(u32) marshal((keys, records))   a chunk of one partition's items, sorted
-    b"S" zstd(a b"K" or b"C" payload)               the same, compressed (what `write` writes)
+    b"L" partition(u32) count(u32) sizes(u32 x count) marshal((keys, blobs))
+                                                    a chunk of one partition's items, sorted
+    b"S" zstd(a b"L", b"K" or b"C" payload)         the same, compressed (what `write` writes)
+    b"K" partition(u32) count(u32) marshal((keys, records))   a chunk as earlier versions wrote it
     b"C" partition(u32) count(u32) key-offsets(u32 x count+1) value-offsets(u32 x count+1)
          sizes(u32 x count) keys values             a chunk as earlier versions wrote it
     b"Z" zlib(a b"C" payload)                       the same, compressed by earlier versions
@@ -23,13 +25,13 @@ of random letters ("C" chunks, 276 MB) were captured, written and read back in 0
 against 1.27 s at level 1 (decompressing 4x faster), to 183 MB instead of 130 MB; zlib took 3.88 s to
 compress them to 141 MB. Files with "C" and "Z" chunks still load.
 
-A "K" chunk holds the partition's keys and (item, size) records as `marshal` writes them (format
-version 2: no references between objects, read by every Python 3), so loading builds the objects a
-partition keeps in marshal's C loop instead of slicing them out of offsets in Python: loading those 1M
-items in process (bench/recovery.py's directory) 1.12-1.20 -> 0.80-0.89 s, of which decoding chunks
-0.91 -> 0.43 s (cProfile); writing costs the same (0.85 s of CPU, zstd's share dominates; 171 MB).
-marshal trusts its input: a chunk is decoded only once its frame's checksum has matched, and its
-shape is checked (two lists of `count` entries); the files are the server's own.
+An "L" chunk holds the partition's columns as its leaves keep them (storage.partition): the keys
+and item blobs as `marshal` writes them (format version 2: no references between objects, read by
+every Python 3), so loading builds the objects a partition keeps in marshal's C loop instead of
+slicing them out of offsets in Python, and the sizes as an array of little-endian u32. Earlier "K"
+chunks held (item, size) records instead, which a load must split again into columns. marshal trusts
+its input: a chunk is decoded only once its frame's checksum has matched, and its shape is checked
+(two lists of `count` entries, `count` sizes); the files are the server's own.
 
 The file is written to a temporary name, synced and renamed (wal.write_file), so a snapshot file
 that exists is complete.
@@ -59,19 +61,20 @@ from dynalocal.journal.tablemeta import encode_meta, restore_meta
 from dynalocal.journal.wal import FRAME, frame, frame_header, write_file
 from dynalocal.storage.database import Database, TableEntry
 from dynalocal.storage.mutation import RECOVERY, Mutation
+from dynalocal.storage.partition import SIZES
 
 MAGIC = b"DLSNAP\x00\x01"
 CHUNK_ITEMS = 8192
 CHUNK_BYTES = 8 * 1024 * 1024  # a chunk frame is split until its item bytes fit
 LEVEL = -3  # a fast zstd level: 0.7 of the plain size for 40 % of level 1's compression time
-CHUNKS = (b"K", b"S", b"C", b"Z")
+CHUNKS = (b"L", b"K", b"S", b"C", b"Z")
 MARSHAL_VERSION = 2  # no references between objects: the fastest to write and read, read by every Python 3
 _SNAPSHOT = re.compile(r"snapshot-(\d{8})\.snap")
 _U16, _U32, _END = struct.Struct("<H"), struct.Struct("<II"), struct.Struct("<IQ")
 _BIG_ENDIAN = sys.byteorder == "big"
 _S, _Z = ord("S"), ord("Z")  # a compressed chunk's first byte
-_PLAIN = (b"K", b"C")  # a plain chunk's
-_blob = itemgetter(0)
+_PLAIN = (b"L", b"K", b"C")  # a plain chunk's
+_blob, _size = itemgetter(0), itemgetter(1)
 _codecs = local()  # per thread: snapshots and backups are written in executor threads
 
 
@@ -93,7 +96,7 @@ def snapshots(directory: Path) -> list[tuple[int, Path]]:
 class _TableImage:
     name: str
     meta: bytes
-    chunks: list[tuple[int, list[bytes], list[tuple[bytes, int]]]] = field(default_factory=list)
+    chunks: list[tuple[int, list[bytes], list[bytes], array]] = field(default_factory=list)  # (partition, columns)
 
 
 @dataclass
@@ -111,7 +114,7 @@ class Image:
                 image = yield from self._capture_table(db, name, entry, chunk)
                 if image is not None:
                     self.tables.append(image)
-                    self.items += sum(len(keys) for _, keys, _ in image.chunks)
+                    self.items += sum(len(chunk[1]) for chunk in image.chunks)
                     break
                 entry = db.tables.get(name)  # re-partitioned or replaced while copying: start again
 
@@ -125,11 +128,11 @@ class Image:
             last = None
             while True:
                 # One chunk per step, from just after the last key copied (writes may come in between).
-                step = next(part.chunks(last, None, (False, True), size=chunk), None)
+                step = next(part.columns(last, None, (False, True), size=chunk), None)
                 if step is None:
                     break
-                keys, records = step
-                image.chunks.append((index, keys, records))
+                keys, blobs, sizes = step
+                image.chunks.append((index, keys, blobs, sizes))
                 last = keys[-1]
                 yield
                 if db.tables.get(name) is not entry:
@@ -139,14 +142,17 @@ class Image:
         return image
 
 
-def _chunk_frames(index: int, keys: list[bytes], records: list[tuple[bytes, int]]) -> Iterator[bytes]:
+def _chunk_frames(index: int, keys: list[bytes], blobs: list[bytes], sizes: array) -> Iterator[bytes]:
     """Framed chunk payloads for these items, halved until each holds at most CHUNK_BYTES of items."""
-    if len(keys) > 1 and sum(map(len, map(_blob, records))) > CHUNK_BYTES:
+    if len(keys) > 1 and sum(map(len, blobs)) > CHUNK_BYTES:
         half = len(keys) // 2
-        yield from _chunk_frames(index, keys[:half], records[:half])
-        yield from _chunk_frames(index, keys[half:], records[half:])
+        yield from _chunk_frames(index, keys[:half], blobs[:half], sizes[:half])
+        yield from _chunk_frames(index, keys[half:], blobs[half:], sizes[half:])
         return
-    raw = b"K" + _U32.pack(index, len(keys)) + marshal.dumps((keys, records), MARSHAL_VERSION)
+    if _BIG_ENDIAN:
+        sizes = array(SIZES, sizes)
+        sizes.byteswap()
+    raw = b"L" + _U32.pack(index, len(keys)) + sizes.tobytes() + marshal.dumps((keys, blobs), MARSHAL_VERSION)
     yield frame(b"S" + _zstd().compress(raw))
 
 
@@ -156,8 +162,8 @@ def _frames(image: Image) -> Iterator[bytes]:
     for table in image.tables:
         raw_name = table.name.encode()
         yield frame(b"M" + _U16.pack(len(raw_name)) + raw_name + table.meta)
-        for index, keys, records in table.chunks:
-            yield from _chunk_frames(index, keys, records)
+        for index, keys, blobs, sizes in table.chunks:
+            yield from _chunk_frames(index, keys, blobs, sizes)
     yield frame(b"E" + _END.pack(len(image.tables), image.items))
 
 
@@ -204,11 +210,20 @@ def _unzstd() -> zstandard.ZstdDecompressor:
     return decompressor
 
 
-def _decode_chunk(payload: bytes) -> tuple[int, list[bytes], list[tuple[bytes, int]]]:
+def _decode_chunk(payload: bytes) -> tuple[int, list[bytes], list[bytes], array]:
+    """A chunk's (partition, keys, blobs, sizes), whatever version wrote it."""
     payload = plain_chunk(payload)
-    if payload[:1] == b"K":
-        return _decode_marshalled(payload)
+    kind = payload[:1]
     index, count = _U32.unpack_from(payload, 1)
+    if kind == b"L":
+        if len(payload) < 1 + _U32.size + 4 * count:
+            raise SnapshotError("chunk size mismatch")
+        sizes, pos = _u32_list(payload, 1 + _U32.size, count)
+        keys, blobs = _unmarshal(payload, pos, count)
+        return index, keys, blobs, sizes
+    if kind == b"K":
+        keys, records = _unmarshal(payload, 1 + _U32.size, count)
+        return index, keys, list(map(_blob, records)), array(SIZES, map(_size, records))
     key_offsets, pos = _u32_list(payload, 1 + _U32.size, count + 1)
     blob_offsets, pos = _u32_list(payload, pos, count + 1)
     sizes, pos = _u32_list(payload, pos, count)
@@ -217,34 +232,33 @@ def _decode_chunk(payload: bytes) -> tuple[int, list[bytes], list[tuple[bytes, i
     if pos + key_offsets[-1] + blob_offsets[-1] != len(payload):
         raise SnapshotError("chunk size mismatch")
     keys = [keys_data[a:b] for a, b in zip(key_offsets, key_offsets[1:])]
-    return index, keys, [(blob_data[a:b], size) for a, b, size in zip(blob_offsets, blob_offsets[1:], sizes)]
+    return index, keys, [blob_data[a:b] for a, b in zip(blob_offsets, blob_offsets[1:])], sizes
 
 
-def _decode_marshalled(payload: bytes) -> tuple[int, list[bytes], list[tuple[bytes, int]]]:
-    """A b"K" chunk's (partition, keys, records)."""
-    index, count = _U32.unpack_from(payload, 1)
+def _unmarshal(payload: bytes, start: int, count: int) -> tuple[list, list]:
+    """The two lists of `count` entries an "L" or "K" chunk marshals from `start`."""
     try:
         with memoryview(payload) as view:
-            items = marshal.loads(view[1 + _U32.size:])
+            items = marshal.loads(view[start:])
     except (EOFError, ValueError, TypeError) as err:
         raise SnapshotError(f"undecodable chunk: {err}") from None
     if type(items) is not tuple or len(items) != 2 or not all(type(part) is list and len(part) == count
                                                               for part in items):
         raise SnapshotError("chunk size mismatch")
-    return index, items[0], items[1]
+    return items
 
 
-def _fill(entry: TableEntry, parts: dict[int, tuple[list, list]]) -> None:
+def _fill(entry: TableEntry, parts: dict[int, tuple[list, list, array]]) -> None:
     """Load collected chunks into the table's partitions (in bulk when they fit, as they should)."""
     table = entry.table
-    for index, (keys, records) in sorted(parts.items()):
+    for index, (keys, blobs, sizes) in sorted(parts.items()):
         part = table.partitions[index] if index < len(table.partitions) else None
         inside = part is not None and not len(part) and all(
             part.lo <= int.from_bytes(k[:8], "big") < part.hi for k in (keys[0], keys[-1]))
         if part is not None and inside:
-            part.load(keys, records)  # keys arrive sorted: one linear build
+            part.load_columns(keys, blobs, sizes)  # keys arrive sorted: one linear build
         else:
-            for key, record in zip(keys, records):
+            for key, record in zip(keys, zip(blobs, sizes)):
                 table.apply(Mutation(key, record, origin=RECOVERY))
 
 
@@ -330,7 +344,7 @@ def load(path: Path, db: Database) -> tuple[int, int]:
 
 def _load_frames(path: Path, data: mmap.mmap, db: Database, pool: ThreadPoolExecutor) -> tuple[int, int]:
     entry: TableEntry | None = None
-    parts: dict[int, tuple[list, list]] = {}
+    parts: dict[int, tuple[list, list, array]] = {}
     items = 0
     for offset, payload, plain in _ahead(data, pool):
         if isinstance(payload, str):
@@ -348,11 +362,12 @@ def _load_frames(path: Path, data: mmap.mmap, db: Database, pool: ThreadPoolExec
             chunk = plain.result()
             if isinstance(chunk, str):
                 raise SnapshotError(f"{path.name}: {chunk} at offset {offset}")
-            index, keys, records = _decode_chunk(chunk)
+            index, keys, blobs, sizes = _decode_chunk(chunk)
             if keys:
-                collected = parts.setdefault(index, ([], []))
+                collected = parts.setdefault(index, ([], [], array(SIZES)))
                 collected[0].extend(keys)
-                collected[1].extend(records)
+                collected[1].extend(blobs)
+                collected[2].extend(sizes)
                 items += len(keys)
         elif kind == b"E":
             tables, expected = _END.unpack_from(payload, 1)

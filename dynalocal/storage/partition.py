@@ -5,10 +5,12 @@ Invariant: every key starts with an 8-byte token t with lo <= t < hi. Values are
 reads serialise nothing and capacity needs no decoding.
 
 Layout: a dict (key -> record) for point reads, plus the keys in order split into leaves
-(as sortedcontainers does) with each leaf's records in a parallel list, so an ordered read
-slices neighbouring records out of one leaf instead of looking every key up in the hash
-table (one scattered cache miss less per item, several on large tables). Callers use only
-`get`, `chunks`, `spans`, `range`, `items`, `load`, `put` and `delete`.
+(as sortedcontainers does) with each leaf's blobs in a parallel list and their sizes in a
+parallel array, so an ordered read slices neighbouring blobs and sizes out of one leaf
+instead of looking every key up in the hash table, and touches neither the key nor the
+record objects: a Query of 100 items on a 1M-item table reads each item's blob and nothing
+else scattered in memory (README, Query locality). Callers use only `get`, `spans`,
+`columns`, `chunks`, `range`, `items`, `load`, `put` and `delete`.
 
 Insertion is deferred: a new key goes into the dict and onto a list of fresh keys, and is
 placed in the leaves only when an ordered read needs it or when the fresh keys outnumber the
@@ -20,10 +22,12 @@ mostly read in sequence.
 """
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
 from itertools import chain
 from operator import itemgetter
+from typing import Any
 
 Record = tuple[bytes, int]
 CHUNK = 256  # keys per C-level step of an ordered read
@@ -34,22 +38,26 @@ FRESH_MAX = 4096  # fresh keys placed at once, on average (5/4 of it at most): b
 _GOLDEN = 0x9E3779B97F4A7C15  # 2**64 / golden ratio: spreads partitions' staggered limits (see `__init__`)
 SHRINK_MIN = 4096  # a dict that held fewer keys is never copied smaller (see `delete`)
 
+_blob = itemgetter(0)
 _size = itemgetter(1)
+SIZES = "I"  # array type of a leaf's sizes: unsigned 32-bit (an item is at most 400 KB)
+Sizes = Any  # array('I') of item sizes (array is not generic before Python 3.12)
 
 
 class Partition:
     """Items of one token range, in encoded-key order."""
 
     # `get` is the dict's own C-level lookup, bound once: the hottest call of all.
-    __slots__ = ("lo", "hi", "_map", "_keys", "_recs", "_maxes", "_fresh", "_fresh_max", "_high", "size_bytes",
-                 "get")
+    __slots__ = ("lo", "hi", "_map", "_keys", "_blobs", "_sizes", "_maxes", "_fresh", "_fresh_max", "_high",
+                 "size_bytes", "get")
 
     def __init__(self, lo: int, hi: int) -> None:
         self.lo = lo
         self.hi = hi
         self._map: dict[bytes, Record] = {}
         self._keys: list[list[bytes]] = []  # leaves of keys in order
-        self._recs: list[list[Record]] = []  # each leaf's records, parallel to its keys
+        self._blobs: list[list[bytes]] = []  # each leaf's blobs, parallel to its keys
+        self._sizes: list[Sizes] = []  # each leaf's sizes, parallel to its keys
         self._maxes: list[bytes] = []  # each leaf's last key
         self._fresh: list[bytes] = []  # keys in the dict but not yet in the leaves, in arrival order
         # Fresh keys placed at once: 3/4 to 5/4 of FRESH_MAX (the same mean), staggered by token range.
@@ -82,7 +90,8 @@ class Partition:
             leaf = self._keys[li]
             i = bisect_left(leaf, key)
             if i < len(leaf) and leaf[i] == key:
-                self._recs[li][i] = record
+                self._blobs[li][i] = record[0]
+                self._sizes[li][i] = record[1]
         return old
 
     def delete(self, key: bytes) -> Record | None:
@@ -98,7 +107,7 @@ class Partition:
             self._high = count
         elif count < self._high >> 2 and self._high > SHRINK_MIN:
             self._compact()
-        maxes, keys, recs = self._maxes, self._keys, self._recs
+        maxes, keys, blobs, sizes = self._maxes, self._keys, self._blobs, self._sizes
         li = bisect_left(maxes, key)
         leaf = keys[li] if li < len(maxes) else None
         i = bisect_left(leaf, key) if leaf is not None else 0
@@ -106,9 +115,10 @@ class Partition:
             self._fresh.remove(key)  # not placed yet
             return old
         del leaf[i]
-        del recs[li][i]
+        del blobs[li][i]
+        del sizes[li][i]
         if not leaf:
-            del keys[li], recs[li], maxes[li]
+            del keys[li], blobs[li], sizes[li], maxes[li]
         else:
             maxes[li] = leaf[-1]
             if len(leaf) < LOAD // 2 and len(keys) > 1:
@@ -143,62 +153,76 @@ class Partition:
     def _place(self, key: bytes, record: Record) -> None:
         """Insert a key known to be absent from the leaves."""
         maxes = self._maxes
+        blob, size = record
         if not maxes:
             self._keys.append([key])
-            self._recs.append([record])
+            self._blobs.append([blob])
+            self._sizes.append(array(SIZES, (size,)))
             maxes.append(key)
             return
         li = bisect_right(maxes, key)
         if li == len(maxes):  # past the last key: append to the last leaf
             li -= 1
             self._keys[li].append(key)
-            self._recs[li].append(record)
+            self._blobs[li].append(blob)
+            self._sizes[li].append(size)
             maxes[li] = key
         else:
             leaf = self._keys[li]
             i = bisect_right(leaf, key)
             leaf.insert(i, key)
-            self._recs[li].insert(i, record)
+            self._blobs[li].insert(i, blob)
+            self._sizes[li].insert(i, size)
         if len(self._keys[li]) > 2 * LOAD:
             self._split(li)
 
     def _rebuild(self, ordered: list[bytes]) -> None:
         """Leaves of LOAD keys from all keys in order (their records from the dict)."""
-        values = list(map(self._map.__getitem__, ordered))
-        self._keys = [ordered[i:i + LOAD] for i in range(0, len(ordered), LOAD)]
-        self._recs = [values[i:i + LOAD] for i in range(0, len(values), LOAD)]
+        records = list(map(self._map.__getitem__, ordered))
+        self._leaves(ordered, list(map(_blob, records)), array(SIZES, map(_size, records)))
+
+    def _leaves(self, ordered: list[bytes], blobs: list[bytes], sizes: Sizes) -> None:
+        """Leaves of LOAD keys from keys in order and their blobs and sizes."""
+        starts = range(0, len(ordered), LOAD)
+        self._keys = [ordered[i:i + LOAD] for i in starts]
+        self._blobs = [blobs[i:i + LOAD] for i in starts]
+        self._sizes = [sizes[i:i + LOAD] for i in starts]
         self._maxes = [leaf[-1] for leaf in self._keys]
         self._fresh = []
 
     def _split(self, li: int) -> None:
-        keys, recs = self._keys[li], self._recs[li]
+        keys, blobs, sizes = self._keys[li], self._blobs[li], self._sizes[li]
         half = len(keys) // 2
         self._keys[li:li + 1] = [keys[:half], keys[half:]]
-        self._recs[li:li + 1] = [recs[:half], recs[half:]]
+        self._blobs[li:li + 1] = [blobs[:half], blobs[half:]]
+        self._sizes[li:li + 1] = [sizes[:half], sizes[half:]]
         self._maxes[li:li + 1] = [keys[half - 1], keys[-1]]
 
     def _merge(self, li: int) -> None:
         """Join leaf li with leaf li + 1 (then split again if too long)."""
         self._keys[li] += self._keys.pop(li + 1)
-        self._recs[li] += self._recs.pop(li + 1)
+        self._blobs[li] += self._blobs.pop(li + 1)
+        self._sizes[li] += self._sizes.pop(li + 1)
         self._maxes[li] = self._maxes.pop(li + 1)
         if len(self._keys[li]) > 2 * LOAD:
             self._split(li)
 
     def load(self, keys: list[bytes], records: list[Record]) -> None:
-        """Put many distinct keys at once (recovery, snapshots): one sort-based rebuild, no listener."""
+        """Put many distinct keys at once (recovery): one sort-based rebuild, no listener."""
+        self.load_columns(keys, list(map(_blob, records)), array(SIZES, map(_size, records)), records)
+
+    def load_columns(self, keys: list[bytes], blobs: list[bytes], sizes: Sizes,
+                     records: list[Record] | None = None) -> None:
+        """`load` from the columns a snapshot keeps (its records are made here unless given)."""
         items = self._map
         if items:
             current = items.get
             self.size_bytes -= sum(old[1] for old in map(current, keys) if old is not None)
         empty = not items
-        items.update(zip(keys, records))
-        self.size_bytes += sum(map(_size, records))
+        items.update(zip(keys, zip(blobs, sizes) if records is None else records))
+        self.size_bytes += sum(sizes)
         if empty and len(items) == len(keys) and keys == sorted(keys):  # distinct and in order: a snapshot's chunks
-            self._keys = [keys[i:i + LOAD] for i in range(0, len(keys), LOAD)]  # in order already, the leaves
-            self._recs = [records[i:i + LOAD] for i in range(0, len(records), LOAD)]  # are slices of them
-            self._maxes = [leaf[-1] for leaf in self._keys]
-            self._fresh = []
+            self._leaves(keys, blobs, sizes)  # in order already, the leaves are slices of them
             return
         self._rebuild(sorted(items))
 
@@ -214,80 +238,95 @@ class Partition:
         return (li, bisect_left(self._keys[li], key)) if li < len(maxes) else (li, 0)
 
     def _segments(self, lo: bytes | None, hi: bytes | None, inclusive: tuple[bool, bool],
-                  reverse: bool) -> Iterator[tuple[list[bytes], list[Record], int, int]]:
-        """(leaf keys, leaf records, a, b): the slices [a:b] of each leaf in the range, in reading order."""
-        if self._fresh:
-            self._settle()
+                  reverse: bool) -> Iterator[tuple[int, int, int]]:
+        """(leaf, a, b): the slices [a:b] of each leaf in the range, in reading order (fresh keys placed:
+        callers call `_settle` first, before they read the leaf lists, which a rebuild replaces)."""
         sl, si = self._at(lo, not inclusive[0], False)
         el, ei = self._at(hi, inclusive[1], True)
-        keys, recs = self._keys, self._recs
+        keys = self._keys
         leaves = range(sl, min(el, len(keys) - 1) + 1)
         for li in reversed(leaves) if reverse else leaves:
             a = si if li == sl else 0
             b = ei if li == el else len(keys[li])
             if a < b:
-                yield keys[li], recs[li], a, b
+                yield li, a, b
 
     def range(self, lo: bytes | None, hi: bytes | None, *, inclusive: tuple[bool, bool] = (True, False),
               reverse: bool = False) -> Iterator[bytes]:
         """Encoded keys between lo and hi (None = open), O(log n) to start, O(1) per key."""
-        for keys, _, a, b in self._segments(lo, hi, inclusive, reverse):
+        if self._fresh:
+            self._settle()
+        keys = self._keys
+        for li, a, b in self._segments(lo, hi, inclusive, reverse):
             if reverse:
-                yield from reversed(keys[a:b])
+                yield from reversed(keys[li][a:b])
             else:
-                yield from keys[a:b]
+                yield from keys[li][a:b]
 
     def spans(self, lo: bytes | None, hi: bytes | None, inclusive: tuple[bool, bool] = (True, False),
-              reverse: bool = False, limit: int | None = None) -> Iterator[tuple[list[bytes], list[Record], int, int]]:
-        """(leaf keys, leaf records, a, b): the range as slices [a:b] of whole leaves, in reading order,
-        at most `limit` entries in all. Nothing is copied: a reader that needs only the records (a
-        Query) touches no key object, one scattered cache miss less per item on a large table."""
+              reverse: bool = False,
+              limit: int | None = None) -> Iterator[tuple[list[bytes], list[bytes], Sizes, int, int]]:
+        """(leaf keys, leaf blobs, leaf sizes, a, b): the range as slices [a:b] of whole leaves, in
+        reading order, at most `limit` entries in all. Nothing is copied: a reader that needs only
+        blobs and sizes (a Query) touches no key or record object, only each item's blob."""
         left = len(self._map) if limit is None else limit
-        for keys, recs, a, b in self._segments(lo, hi, inclusive, reverse):
+        if self._fresh:
+            self._settle()
+        keys, blobs, sizes = self._keys, self._blobs, self._sizes
+        for li, a, b in self._segments(lo, hi, inclusive, reverse):
             if left <= 0:
                 return
             if b - a > left:
                 a, b = (b - left, b) if reverse else (a, a + left)
             left -= b - a
-            yield keys, recs, a, b
+            yield keys[li], blobs[li], sizes[li], a, b
+
+    def columns(self, lo: bytes | None, hi: bytes | None, inclusive: tuple[bool, bool] = (True, False),
+                reverse: bool = False, limit: int | None = None,
+                size: int = CHUNK) -> Iterator[tuple[list[bytes], list[bytes], Sizes]]:
+        """(keys, blobs, sizes) of the range in reading order, `size` at a time, at most `limit` in all.
+
+        All three are slices of neighbouring leaf entries, so no Python code runs per item; a
+        reader that stops early (a full 1 MB page) reads no further chunk.
+        """
+        out: tuple[list[bytes], list[bytes], Sizes] | None = None
+        for keys, blobs, sizes, a, b in self.spans(lo, hi, inclusive, reverse, limit):
+            while a < b:
+                taken = 0 if out is None else len(out[0])
+                take = min(size - taken, b - a)
+                if reverse:
+                    cut = keys[b - take:b], blobs[b - take:b], sizes[b - take:b]
+                    for column in cut:
+                        column.reverse()
+                    b -= take
+                else:
+                    cut = keys[a:a + take], blobs[a:a + take], sizes[a:a + take]
+                    a += take
+                if out is None:
+                    out = cut
+                else:
+                    out[0].extend(cut[0])
+                    out[1].extend(cut[1])
+                    out[2].extend(cut[2])
+                if taken + take == size:
+                    yield out
+                    out = None
+        if out is not None:
+            yield out
 
     def chunks(self, lo: bytes | None, hi: bytes | None, inclusive: tuple[bool, bool] = (True, False),
                reverse: bool = False, limit: int | None = None,
                size: int = CHUNK) -> Iterator[tuple[list[bytes], list[Record]]]:
-        """(keys, records) of the range in reading order, `size` at a time, at most `limit` in all.
-
-        Keys and records are slices of neighbouring leaf entries, so no Python code runs per
-        item; a reader that stops early (a full 1 MB page) reads no further chunk.
-        """
-        out_keys: list[bytes] = []
-        out_recs: list[Record] = []
-        for keys, recs, a, b in self.spans(lo, hi, inclusive, reverse, limit):
-            while a < b:
-                take = min(size - len(out_keys), b - a)
-                if reverse:
-                    ks, rs = keys[b - take:b], recs[b - take:b]
-                    ks.reverse()
-                    rs.reverse()
-                    b -= take
-                else:
-                    ks, rs = keys[a:a + take], recs[a:a + take]
-                    a += take
-                if out_keys:
-                    out_keys += ks
-                    out_recs += rs
-                else:
-                    out_keys, out_recs = ks, rs
-                if len(out_keys) == size:
-                    yield out_keys, out_recs
-                    out_keys, out_recs = [], []
-        if out_keys:
-            yield out_keys, out_recs
+        """(keys, records) of the range, as `columns` reads it (snapshots, backups, re-partitioning)."""
+        for keys, blobs, sizes in self.columns(lo, hi, inclusive, reverse, limit, size):
+            yield keys, list(zip(blobs, sizes))
 
     def items(self) -> Iterator[tuple[bytes, Record]]:
         """Every (key, record) in key order (re-partitioning, index back-fill)."""
         if self._fresh:
             self._settle()
-        return zip(chain.from_iterable(self._keys), chain.from_iterable(self._recs))
+        keys = list(chain.from_iterable(self._keys))
+        return zip(keys, map(self._map.__getitem__, keys))
 
     def __len__(self) -> int:
         return len(self._map)

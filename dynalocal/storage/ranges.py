@@ -2,17 +2,18 @@
 
 A Query is one contiguous range of one partition's sorted keys: O(log n) to find its start,
 O(1) per item read. A Scan walks partitions in token order. Both stop after `limit` items
-or once the sizes of the records read reach 1 MB, and then report the last key read.
+or once the sizes of the items read reach 1 MB, and then report the last key read. A page
+holds the items' blobs and sizes, sliced out of the partition's leaves (storage.partition).
 """
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left
 from dataclasses import dataclass
 from itertools import accumulate
-from operator import itemgetter
 
 from dynalocal.storage.index import TERM, TERM_NEXT, escape
-from dynalocal.storage.partition import Record
+from dynalocal.storage.partition import SIZES, Sizes
 from dynalocal.storage.table import ItemStore
 from dynalocal.values.keys import TOKEN_SPACE, prefix_successor
 
@@ -37,11 +38,13 @@ class Bounds:
 
 @dataclass(slots=True)
 class Page:
-    """Records read, in order; `last_key` is set when the read stopped before the range's end.
-    `keys` (the records' keys) is filled by scans only (their capacity is shared by partition)."""
+    """Items read, in order: their blobs and sizes; `last_key` is set when the read stopped before
+    the range's end. `keys` (the items' keys) is filled by scans only (their capacity is shared by
+    partition)."""
 
     keys: list[bytes]
-    records: list[Record]
+    blobs: list[bytes]
+    sizes: Sizes
     last_key: bytes | None
     read_bytes: int
 
@@ -120,19 +123,20 @@ def read_range(store: ItemStore, bounds: Bounds, reverse: bool, limit: int | Non
     `last_key`, which spares a large table one scattered cache miss per item read."""
     anchor = bounds.lo if bounds.lo is not None else bounds.hi
     part = store.partition_of(anchor) if anchor is not None else store.partitions[0]
-    page = Page([], [], None, 0)
+    page = Page([], [], array(SIZES), None, 0)
     last = None
-    for keys, recs, a, b in part.spans(bounds.lo, bounds.hi, (bounds.lo_inclusive, bounds.hi_inclusive),
-                                       reverse, limit):
-        got = recs[a:b]
+    for keys, blobs, sizes, a, b in part.spans(bounds.lo, bounds.hi, (bounds.lo_inclusive, bounds.hi_inclusive),
+                                               reverse, limit):
+        got, got_sizes = blobs[a:b], sizes[a:b]
         if reverse:
             got.reverse()
-        cut = _take(page, got, max_bytes)
+            got_sizes.reverse()
+        cut = _take(page, got, got_sizes, max_bytes)
         if cut is not None:
             page.last_key = keys[b - cut] if reverse else keys[a + cut - 1]
             return page
         last = keys[a] if reverse else keys[b - 1]
-    if limit is not None and len(page.records) >= limit:
+    if limit is not None and len(page.blobs) >= limit:
         page.last_key = last
     return page
 
@@ -143,7 +147,7 @@ def read_scan(store: ItemStore, start: bytes | None, limit: int | None, segment:
     lo, hi = segment_tokens(segment, total_segments)
     lo_key = lo.to_bytes(8, "big")
     hi_key = hi.to_bytes(8, "big") if hi < TOKEN_SPACE else None
-    page = Page([], [], None, 0)
+    page = Page([], [], array(SIZES), None, 0)
     for part in store.partitions:
         if part.hi <= lo or part.lo >= hi:
             continue
@@ -154,8 +158,8 @@ def read_scan(store: ItemStore, start: bytes | None, limit: int | None, segment:
         else:
             first, inclusive = lo_key, (True, False)
         want = None if limit is None else limit - len(page.keys)
-        for keys, records in part.chunks(first, hi_key, inclusive, False, want):
-            if _add(page, keys, records, max_bytes):
+        for keys, blobs, sizes in part.columns(first, hi_key, inclusive, False, want):
+            if _add(page, keys, blobs, sizes, max_bytes):
                 return page
         if limit is not None and len(page.keys) >= limit:
             page.last_key = page.keys[-1]
@@ -168,26 +172,29 @@ def segment_tokens(segment: int, total_segments: int) -> tuple[int, int]:
     return segment * TOKEN_SPACE // total_segments, (segment + 1) * TOKEN_SPACE // total_segments
 
 
-def _take(page: Page, got: list[Record], max_bytes: int) -> int | None:
-    """Append records to `page` up to the 1 MB cap: how many it took if the cap stopped it, else None.
+def _take(page: Page, got: list[bytes], sizes: Sizes, max_bytes: int) -> int | None:
+    """Append blobs and their sizes to `page` up to the 1 MB cap: how many it took if the cap stopped
+    it, else None.
 
-    C-level iteration only (map, sum, accumulate): no Python code runs per item.
+    C-level iteration only (sum over an array, accumulate): no Python code runs per item.
     """
-    read = page.read_bytes + sum(map(itemgetter(1), got))
+    read = page.read_bytes + sum(sizes)
     if read < max_bytes:
-        page.records += got
+        page.blobs += got
+        page.sizes += sizes
         page.read_bytes = read
         return None
-    totals = list(accumulate(map(itemgetter(1), got), initial=page.read_bytes))
+    totals = list(accumulate(sizes, initial=page.read_bytes))
     cut = bisect_left(totals, max_bytes, 1)  # totals[i] = bytes read after i items: the cap is reached at `cut`
-    page.records += got[:cut]
+    page.blobs += got[:cut]
+    page.sizes += sizes[:cut]
     page.read_bytes = totals[cut]
     return cut
 
 
-def _add(page: Page, keys: list[bytes], got: list[Record], max_bytes: int) -> bool:
-    """Append a chunk of keys and records to `page` up to the 1 MB cap; True if the cap stopped it."""
-    cut = _take(page, got, max_bytes)
+def _add(page: Page, keys: list[bytes], got: list[bytes], sizes: Sizes, max_bytes: int) -> bool:
+    """Append a chunk of keys, blobs and sizes to `page` up to the 1 MB cap; True if the cap stopped it."""
+    cut = _take(page, got, sizes, max_bytes)
     if cut is None:
         page.keys += keys
         return False

@@ -62,7 +62,7 @@ def test_index_range_bounds_equal_brute_force(numbers, op, a, b, reverse):
     lo, hi = min(a, b), max(a, b)
     values = [sort_bytes("N", str(lo)), sort_bytes("N", str(hi))] if op == "BETWEEN" else [sort_bytes("N", str(a))]
     page = read_range(index, sort_bounds(index.prefix("h"), op, values, escaped=True), reverse, None)
-    got = [int(orjson.loads(r[0])["gr"]["N"]) for r in page.records]
+    got = [int(orjson.loads(r)["gr"]["N"]) for r in page.blobs]
     expected = sorted(n for n in numbers if sort_matches(op, values, sort_bytes("N", str(n))))
     assert got == (expected[::-1] if reverse else expected)
 
@@ -76,7 +76,7 @@ def test_binary_begins_with_on_index(values, prefix):
     for i, v in enumerate(values):
         _put(table, {"pk": {"S": "p"}, "sk": {"N": str(i)}, "gh": {"S": "h"}, "gr": {"B": base64.b64encode(v).decode()}})
     page = read_range(index, sort_bounds(index.prefix("h"), "BEGINS_WITH", [prefix], escaped=True), False, None)
-    got = [base64.b64decode(orjson.loads(r[0])["gr"]["B"]) for r in page.records]
+    got = [base64.b64decode(orjson.loads(r)["gr"]["B"]) for r in page.blobs]
     assert got == sorted(v for v in values if v.startswith(prefix))
 
 
@@ -86,12 +86,12 @@ def test_paging_stops_at_limit_or_one_megabyte():
         _put(table, {"pk": {"S": "p"}, "sk": {"N": str(i)}, "pad": {"S": "x" * 100_000}})
     bounds = sort_bounds(TABLE.partition_prefix("p"), None, [], escaped=False)
     page = read_range(table, bounds, False, None)
-    assert len(page.records) == 11 and page.read_bytes >= 1024 * 1024
+    assert len(page.blobs) == 11 and page.read_bytes >= 1024 * 1024
     assert page.last_key == TABLE.encode("p", "10")  # the key of the 11th item, the last one read
     page = read_range(table, bounds, False, 3)
-    assert len(page.records) == 3 and page.last_key is not None
+    assert len(page.blobs) == 3 and page.last_key is not None
     rest = read_range(table, bounds.after(page.last_key, False), False, 100)
-    assert len(rest.records) == 11  # the 1 MB cap again
+    assert len(rest.blobs) == 11  # the 1 MB cap again
 
 
 def test_parallel_scan_segments_cover_everything_once():

@@ -27,13 +27,15 @@ def model_range(model: dict, lo, hi, inclusive, reverse, limit=None) -> list[byt
 def check_leaves(part: Partition) -> None:
     """The layout's own invariants: non-empty leaves in order, each max its last key, records aligned;
     every key of the dict either in the leaves or (not yet placed) among the fresh keys, once."""
-    leaves, recs, maxes = part._keys, part._recs, part._maxes
-    assert all(leaves) and len(leaves) == len(recs) == len(maxes)
+    leaves, blobs, sizes, maxes = part._keys, part._blobs, part._sizes, part._maxes
+    assert all(leaves) and len(leaves) == len(blobs) == len(sizes) == len(maxes)
+    assert [len(leaf) for leaf in leaves] == [len(b) for b in blobs] == [len(s) for s in sizes]
     assert maxes == [leaf[-1] for leaf in leaves]
     flat = [k for leaf in leaves for k in leaf]
     assert flat == sorted(flat) and len(set(flat)) == len(flat)
     assert sorted(flat + part._fresh) == sorted(part._map)
-    assert [r for leaf in recs for r in leaf] == [part._map[k] for k in flat]
+    assert list(zip([b for leaf in blobs for b in leaf], [s for leaf in sizes for s in leaf])) == \
+        [part._map[k] for k in flat]
 
 
 PUT = st.tuples(st.just("put"), KEYS, st.integers(0, 50))
@@ -76,6 +78,11 @@ def test_partition_matches_a_sorted_dict_model(ops):
                 assert all(0 < len(k) <= size for k, _ in chunks)
                 assert [k for keys, _ in chunks for k in keys] == want
                 assert [r for _, recs in chunks for r in recs] == [model[k] for k in want]
+                read = []  # spans: whole leaves' columns and the slice [a:b] of each, in reading order
+                for keys, blobs, sizes, a, b in part.spans(lo, hi, inclusive, reverse, limit):
+                    span = list(zip(keys[a:b], zip(blobs[a:b], sizes[a:b])))
+                    read += span[::-1] if reverse else span
+                assert read == [(k, model[k]) for k in want]
                 assert list(part.range(lo, hi, inclusive=inclusive, reverse=reverse)) == \
                     model_range(model, lo, hi, inclusive, reverse)
             for key in list(model)[:5]:

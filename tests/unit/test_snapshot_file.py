@@ -37,8 +37,8 @@ def test_snapshot_round_trip_with_partitions_metadata_and_big_chunks(tmp_path, m
 
 
 def test_snapshot_chunks_are_compressed_and_earlier_formats_still_load(tmp_path, monkeypatch):
-    """`write` compresses chunks with zstd ("S" frames of "K" chunks); snapshots of plain "K" chunks, and of
-    plain "C" chunks and zlib "Z" chunks (earlier versions), load the same."""
+    """`write` compresses chunks with zstd ("S" frames of "L" chunks); snapshots of plain "L" chunks, and of
+    plain "K" and "C" chunks, zstd "S" frames of "K" chunks and zlib "Z" chunks (earlier versions), load the same."""
     db = Database()
     entry = make_table(db, "alpha", 2)
     for i in range(500):
@@ -54,26 +54,39 @@ def test_snapshot_chunks_are_compressed_and_earlier_formats_still_load(tmp_path,
     zlibbed = _earlier_chunk_frames(chunk_frames, lambda raw: b"Z" + zlib.compress(raw))
     monkeypatch.setattr(snap, "_chunk_frames", zlibbed)
     snap.write(image, tmp_path, 3)
-    monkeypatch.setattr(snap, "_chunk_frames", lambda *args: (  # "K" chunks, not compressed
+    monkeypatch.setattr(snap, "_chunk_frames", lambda *args: (  # "L" chunks, not compressed
         wal.frame(snap.plain_chunk(framed[wal.FRAME.size:])) for framed in chunk_frames(*args)))
     snap.write(image, tmp_path, 4)
+    monkeypatch.setattr(snap, "_chunk_frames", _earlier_chunk_frames(chunk_frames, lambda raw: raw, _k_payload))
+    snap.write(image, tmp_path, 5)
+    monkeypatch.setattr(snap, "_chunk_frames", _earlier_chunk_frames(
+        chunk_frames, lambda raw: b"S" + snap._zstd().compress(raw), _k_payload))
+    snap.write(image, tmp_path, 6)
     monkeypatch.undo()
-    kinds = {payload[:1] for _, payload in wal.read_frames(snap.snapshot_path(tmp_path, 4).read_bytes(), 8)}
-    assert kinds == {b"M", b"K", b"E"}
+    for generation, kind in ((4, b"L"), (5, b"K")):
+        kinds = {payload[:1] for _, payload in wal.read_frames(snap.snapshot_path(tmp_path, generation).read_bytes(), 8)}
+        assert kinds == {b"M", kind, b"E"}
     assert compressed * 3 < plain
-    for generation in (1, 2, 3, 4):
+    for generation in (1, 2, 3, 4, 5, 6):
         restored = Database()
         assert snap.load(snap.snapshot_path(tmp_path, generation), restored) == (1, 500)
         assert state(restored) == state(db)
 
 
-def _earlier_chunk_frames(chunk_frames, encode):
-    """_chunk_frames as an earlier version wrote them: the "C" payload, as `encode` makes it, framed."""
+def _earlier_chunk_frames(chunk_frames, encode, payload=None):
+    """_chunk_frames as an earlier version wrote them: the "C" payload (or `payload`'s), as `encode` makes it, framed."""
     def earlier(*args):
         for framed in chunk_frames(*args):
-            index, keys, records = snap._decode_chunk(framed[wal.FRAME.size:])
-            yield wal.frame(encode(_c_payload(index, keys, records)))
+            index, keys, blobs, sizes = snap._decode_chunk(framed[wal.FRAME.size:])
+            yield wal.frame(encode((payload or _c_payload)(index, keys, list(zip(blobs, sizes)))))
     return earlier
+
+
+def _k_payload(index, keys, records):
+    """A "K" chunk: the keys and (item, size) records, marshalled (before "L" chunks)."""
+    import marshal
+
+    return b"K" + struct.pack("<II", index, len(keys)) + marshal.dumps((keys, records), 2)
 
 
 def _c_payload(index, keys, records):
@@ -140,18 +153,21 @@ def test_load_names_a_damaged_chunk_and_refuses_files_that_are_no_snapshot(tmp_p
             snap.load(path, Database())
 
 
+@pytest.mark.parametrize("kind", [b"L", b"K"])
 @pytest.mark.parametrize("body", [b"\xff\x00garbage", b"", None, "shape"])
-def test_a_chunk_whose_checksum_matches_but_whose_items_do_not_decode_is_a_damaged_snapshot(tmp_path, body):
-    """A "K" chunk that is not marshal data, is cut short, counts other items than it holds, or holds
+def test_a_chunk_whose_checksum_matches_but_whose_items_do_not_decode_is_a_damaged_snapshot(tmp_path, body, kind):
+    """An "L" or "K" chunk that is not marshal data, is cut short, counts other items than it holds, or holds
     something else than two lists: SnapshotError (recovery then falls back), never a crash or a wrong table."""
     import marshal
 
     keys, records = [b"k1", b"k2"], [(b"{}", 3), (b"{}", 3)]
+    columns = (keys, [blob for blob, _ in records]) if kind == b"L" else (keys, records)
     if body is None:
-        body = marshal.dumps((keys, records), 2)  # two items, but the header says three
+        body = marshal.dumps(columns, 2)  # two items, but the header says three
     elif body == "shape":
         body = marshal.dumps({"keys": keys}, 2)
-    payload = b"K" + struct.pack("<II", 0, 3) + body
+    sizes = struct.pack("<III", 3, 3, 3) if kind == b"L" and body else b""  # "L": three sizes, then the lists
+    payload = kind + struct.pack("<II", 0, 3) + sizes + body
     with pytest.raises(snap.SnapshotError):
         snap._decode_chunk(payload)
     path = snapshot_of_300(tmp_path)

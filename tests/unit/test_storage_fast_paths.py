@@ -9,6 +9,7 @@ from bisect import bisect_left
 from decimal import Decimal
 from itertools import accumulate, islice
 from operator import itemgetter
+from types import SimpleNamespace
 
 import pytest
 from hypothesis import given, settings
@@ -18,7 +19,7 @@ from sortedcontainers import SortedDict
 from dynalocal.capacity import read_units, write_units
 from dynalocal.errors import ValidationException
 from dynalocal.storage.mutation import Mutation
-from dynalocal.storage.ranges import Bounds, Page, read_range, read_scan
+from dynalocal.storage.ranges import Bounds, read_range, read_scan
 from dynalocal.storage.table import Table
 from dynalocal.values import keys, numbers
 from dynalocal.values.attributes import item_size, utf8_len, validate_item, validate_value, value_size
@@ -67,9 +68,9 @@ def test_partition_index_is_the_token_range_owner(count):
         assert table.partition_of(key) is table.partitions[expected]
 
 
-def _reference_range(items, bounds: Bounds, reverse: bool, limit: int | None, max_bytes: int) -> Page:
-    """read_range as first written: irange plus accumulate, chunk by chunk."""
-    page = Page([], [], None, 0)
+def _reference_range(items, bounds: Bounds, reverse: bool, limit: int | None, max_bytes: int) -> SimpleNamespace:
+    """read_range as first written: irange plus accumulate, chunk by chunk, into a list of records."""
+    page = SimpleNamespace(keys=[], records=[], last_key=None, read_bytes=0)
     it = items.irange(bounds.lo, bounds.hi, (bounds.lo_inclusive, bounds.hi_inclusive), reverse)
     while True:
         want = 256 if limit is None else min(256, limit - len(page.keys))
@@ -120,14 +121,16 @@ def test_read_range_equals_the_reference(a, b, lo_in, hi_in, reverse, limit, max
     bounds = Bounds(lo, hi, lo_in, hi_in)
     got = read_range(TABLE, bounds, reverse, limit, max_bytes)
     want = _reference_range(REFERENCE, bounds, reverse, limit, max_bytes)
-    assert (got.records, got.last_key, got.read_bytes) == (want.records, want.last_key, want.read_bytes)
+    assert (list(zip(got.blobs, got.sizes)), got.last_key, got.read_bytes) == \
+        (want.records, want.last_key, want.read_bytes)
     assert got.keys == []  # a Query's page copies no keys (only scans need them)
 
 
 @pytest.mark.parametrize("limit,max_bytes", [(None, 10**6), (5, 10**6), (300, 10**6), (None, 3000), (600, 700)])
 def test_scan_pages_stop_at_limit_or_cap(limit, max_bytes):
     page = read_scan(TABLE, None, limit, max_bytes=max_bytes)
-    sizes = [r[1] for r in page.records]
+    sizes = list(page.sizes)
+    assert len(page.blobs) == len(sizes) == len(page.keys)
     assert page.keys == SORTED[:len(page.keys)] and page.read_bytes == sum(sizes)
     if limit is not None and len(page.keys) == limit and sum(sizes) < max_bytes:
         assert page.last_key == page.keys[-1]
