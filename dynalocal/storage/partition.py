@@ -208,7 +208,7 @@ class Partition:
             self._split(li)
 
     def load(self, keys: list[bytes], records: list[Record]) -> None:
-        """Put many distinct keys at once (recovery): one sort-based rebuild, no listener."""
+        """Put many distinct keys at once (recovery, re-partitioning): one sort-based rebuild, no listener."""
         self.load_columns(keys, list(map(_blob, records)), array(SIZES, map(_size, records)), records)
 
     def load_columns(self, keys: list[bytes], blobs: list[bytes], sizes: Sizes,
@@ -317,9 +317,11 @@ class Partition:
     def chunks(self, lo: bytes | None, hi: bytes | None, inclusive: tuple[bool, bool] = (True, False),
                reverse: bool = False, limit: int | None = None,
                size: int = CHUNK) -> Iterator[tuple[list[bytes], list[Record]]]:
-        """(keys, records) of the range, as `columns` reads it (snapshots, backups, re-partitioning)."""
-        for keys, blobs, sizes in self.columns(lo, hi, inclusive, reverse, limit, size):
-            yield keys, list(zip(blobs, sizes))
+        """(keys, records) of the range, as `columns` reads it (backups, re-partitioning): the records are the
+        dict's own, so a copy of the items costs a reference per item, not a new record."""
+        record = self._map.__getitem__
+        for keys, _, _ in self.columns(lo, hi, inclusive, reverse, limit, size):
+            yield keys, list(map(record, keys))
 
     def items(self) -> Iterator[tuple[bytes, Record]]:
         """Every (key, record) in key order (re-partitioning, index back-fill)."""

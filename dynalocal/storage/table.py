@@ -9,16 +9,14 @@ Mutation is built for it: the log is the one follower of every durable write).
 """
 from __future__ import annotations
 
-from array import array
 from bisect import bisect_left
 from bisect import bisect_right as _bisect_right
 from collections.abc import Callable, Iterator
 from operator import attrgetter
 from time import monotonic as _monotonic
-from typing import cast
 
 from dynalocal.storage.mutation import ROLLBACK, Mutation
-from dynalocal.storage.partition import SIZES, Partition, Record
+from dynalocal.storage.partition import Partition, Record
 from dynalocal.values.keys import TOKEN_SPACE, KeySchema
 
 # listener(mutation) runs after every mutation, in order; it returns the index write units
@@ -83,18 +81,15 @@ class ItemStore:
         in one bulk load (a heat split of a 1M-item table moves every item: one by one, it held the loop
         for seconds)."""
         keys: list[bytes] = []
-        blobs: list[bytes] = []
-        sizes = array(SIZES)
-        for ks, bs, ss in part.columns(None, None):
+        records: list[Record] = []
+        for ks, rs in part.chunks(None, None):
             keys += ks
-            blobs += bs
-            sizes += ss
-        records = cast(list[Record], list(map(part.get, keys)))  # the records themselves, not copies
+            records += rs
         start = 0
         while start < len(keys):
             target = self.partitions[self.partition_index(keys[start])]
             end = len(keys) if target.hi >= TOKEN_SPACE else bisect_left(keys, target.hi.to_bytes(8, "big"), start)
-            target.load_columns(keys[start:end], blobs[start:end], sizes[start:end], records[start:end])
+            target.load(keys[start:end], records[start:end])
             start = end
 
     def partition_index(self, key: bytes) -> int:
