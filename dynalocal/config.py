@@ -48,6 +48,7 @@ class Settings:
     vector_index_lag: float = 0.0  # seconds (the command line counts milliseconds)
     in_memory: bool = False
     s3_dir: str | None = None
+    huge_pages: bool = True
     # Not on the command line:
     credentials: dict = field(default_factory=dict)  # access key -> (secret, account): CREDENTIALS_ENV + the file
     shutdown_timeout: float = 10.0  # seconds a graceful stop waits for open connections
@@ -199,6 +200,9 @@ OPTIONS: tuple[Option, ...] = (
     Option("s3_dir", "--s3-dir", "A local stand-in for S3 used by bulk loads, exports and imports: bucket `B` is the "
            "directory `DIR/B/`, a key prefix the paths below it. See [The S3 stand-in](#the-s3-stand-in---s3-dir).",
            metavar="DIR"),
+    Option("huge_pages", "--no-huge-pages", "Leave the heap on small pages. By default a large heap (tables of "
+           "many items) is backed with 2 MiB pages once it has grown (Linux 6.1+), for fewer TLB misses on reads; "
+           "see [Performance](#performance).", form="not"),
 )
 # DynamoDB Local's flags that have no effect here: accepted and ignored.
 LOCAL_IGNORED = ("-optimizeDbBeforeStartup",  # DynamoDB Local compacts its SQLite files; nothing to do here

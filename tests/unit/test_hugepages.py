@@ -1,0 +1,143 @@
+"""Huge pages for a large heap (dynalocal.http.hugepages): which mappings, when, and the kernel's answer."""
+from __future__ import annotations
+
+import ctypes
+import errno
+import mmap
+import sys
+import threading
+import time
+from pathlib import Path
+
+import pytest
+
+from dynalocal.http import hugepages
+from dynalocal.http.hugepages import GROWTH, HUGE, MADV_COLLAPSE, SETTLED
+
+MIB = 1024 * 1024
+
+
+def mapping(start: int, end: int, perms: str, name: str, rss_kb: int) -> list[bytes]:
+    """A mapping's lines as /proc/self/smaps shows them (the ones the parser reads, and others around)."""
+    header = f"{start:x}-{end:x} {perms} 00000000 00:00 0"
+    return [(f"{header}                          {name}" if name else header).encode() + b"\n",
+            f"Size:           {(end - start) // 1024:8d} kB\n".encode(),
+            b"KernelPageSize:        4 kB\n",
+            f"Rss:            {rss_kb:8d} kB\n".encode(),
+            b"Private_Dirty:         0 kB\n",
+            b"THPeligible:    1\n",
+            b"VmFlags: rd wr mr mw me ac sd\n"]
+
+
+def test_only_dense_anonymous_writable_mappings_are_collapsed_on_huge_page_bounds():
+    base = 0x7F0000000000
+    smaps = [
+        *mapping(base + HUGE // 2, base + 9 * HUGE + 4096, "rw-p", "", 18 * 1024),  # dense heap arenas
+        *mapping(base + 10 * HUGE, base + 14 * HUGE, "rw-p", "", 64),  # a thread's stack: mostly untouched
+        *mapping(base + 20 * HUGE, base + 24 * HUGE, "rw-p", "/usr/lib/libpython3.11.so", 8 * 1024),  # a file
+        *mapping(base + 30 * HUGE, base + 34 * HUGE, "r--p", "", 8 * 1024),  # read-only
+        *mapping(base + 40 * HUGE + HUGE // 2, base + 41 * HUGE + HUGE // 2, "rw-p", "", 2 * 1024),  # no aligned page
+        *mapping(base + 50 * HUGE, base + 54 * HUGE, "rw-p", "[heap]", 8 * 1024),  # the C heap
+        *mapping(base + 60 * HUGE, base + 64 * HUGE, "rw-p", "[stack]", 8 * 1024),
+    ]
+    assert hugepages.dense_ranges(smaps) == [(base + HUGE, base + 9 * HUGE), (base + 50 * HUGE, base + 54 * HUGE)]
+
+
+@pytest.mark.parametrize("anon, base, previous, expected", [
+    (100 * MIB, 100 * MIB - GROWTH + 1, 100 * MIB, False),  # not grown enough since the last pass
+    (500 * MIB, 100 * MIB, 500 * MIB - SETTLED + 1, True),  # grown, and stopped growing
+    (500 * MIB, 300 * MIB, 400 * MIB, False),  # still growing
+    (900 * MIB, 100 * MIB, 900 * MIB - SETTLED, False),  # still growing, however much since the last pass
+])
+def test_a_pass_comes_once_the_heap_has_grown_and_stopped_growing(anon, base, previous, expected):
+    assert hugepages.due(anon, base, previous) is expected
+
+
+def smaps_file(tmp_path: Path, lines: list[bytes]) -> str:
+    path = tmp_path / "smaps"
+    path.write_bytes(b"".join(lines))
+    return str(path)
+
+
+def test_a_kernel_without_the_advice_stops_the_passes(tmp_path):
+    path = smaps_file(tmp_path, mapping(0, 8 * HUGE, "rw-p", "", 16 * 1024) + mapping(10 * HUGE, 12 * HUGE, "rw-p", "", 4096))
+    asked = []
+
+    def refusing(address: int, length: int, advice: int) -> int:
+        asked.append((address, length, advice))
+        ctypes.set_errno(errno.EINVAL)
+        return -1
+
+    assert hugepages.collapse(refusing, path) is None
+    assert asked == [(0, 8 * HUGE, MADV_COLLAPSE)]  # the first refusal ends the pass
+
+    def busy(address: int, length: int, advice: int) -> int:
+        ctypes.set_errno(errno.EAGAIN)  # no huge page free right now: the next pass tries again
+        return -1
+
+    assert hugepages.collapse(busy, path) == 10 * HUGE
+
+
+def is_header(line: bytes) -> bool:
+    first = line.split(None, 1)[0]
+    return b"-" in first and not first.endswith(b":")
+
+
+def mapping_of(address: int) -> list[bytes]:
+    """The lines of /proc/self/smaps about the mapping holding `address`."""
+    ours: list[bytes] = []
+    inside = False
+    for line in Path("/proc/self/smaps").read_bytes().splitlines(keepends=True):
+        if is_header(line):
+            start, end = (int(bound, 16) for bound in line.split()[0].split(b"-"))
+            inside = start <= address < end
+        if inside:
+            ours.append(line)
+    return ours
+
+
+def huge_bytes(lines: list[bytes]) -> int:
+    """AnonHugePages of a mapping, from its smaps lines."""
+    return next(int(line.split()[1]) * 1024 for line in lines if line.startswith(b"AnonHugePages:"))
+
+
+def test_the_kernel_backs_a_dense_mapping_with_huge_pages(tmp_path):
+    madvise = hugepages.libc_madvise()
+    enabled = Path("/sys/kernel/mm/transparent_hugepage/enabled")
+    if madvise is None or not enabled.exists():
+        pytest.skip(f"no transparent huge pages here ({sys.platform}): nothing to collapse")
+    if "[never]" in enabled.read_text():
+        pytest.skip("transparent huge pages are switched off on this machine ([never])")
+    with mmap.mmap(-1, 8 * HUGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS) as region:  # as the heap's arenas
+        region.write(b"x" * len(region))  # every page resident: a dense mapping
+        address = ctypes.addressof(ctypes.c_char.from_buffer(region))  # (the buffer's export ends here)
+        answers = []
+
+        def recorded(start: int, length: int, advice: int) -> int:
+            result = madvise(start, length, advice)
+            answers.append(ctypes.get_errno() if result else 0)
+            return result
+
+        asked = hugepages.collapse(recorded, smaps_file(tmp_path, mapping_of(address)))  # this mapping only
+        if asked is None:
+            pytest.skip("this kernel does not collapse memory on request (MADV_COLLAPSE, Linux 6.1+)")
+        if answers != [0]:
+            pytest.skip(f"the kernel had no huge page free now ({errno.errorcode.get(answers[0], answers[0])})")
+        assert asked >= 7 * HUGE  # 8 huge pages' worth, at least 7 of them aligned
+        assert huge_bytes(mapping_of(address)) >= 7 * HUGE
+        assert region[:1] == b"x" and region[-1:] == b"x"  # the same memory, now on huge pages
+
+
+def test_the_thread_stops_when_asked():
+    before = set(threading.enumerate())
+    stop = hugepages.install(period=0.01)
+    started = [t for t in set(threading.enumerate()) - before if t.name == "dynalocal-huge-pages"]
+    if hugepages.libc_madvise() is None:
+        assert not started
+        return
+    assert len(started) == 1
+    stop()
+    deadline = time.monotonic() + 10
+    while started[0].is_alive() and time.monotonic() < deadline:
+        started[0].join(0.05)
+    assert not started[0].is_alive()
