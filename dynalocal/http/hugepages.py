@@ -61,12 +61,13 @@ def collapse(madvise: Madvise, smaps_path: str = "/proc/self/smaps") -> int | No
     """Ask for huge pages over the dense ranges; the bytes asked for, None if the kernel refuses the advice."""
     with open(smaps_path, "rb") as smaps:
         ranges = dense_ranges(smaps)
-    asked = 0
+    asked = refused = 0
     for start, end in ranges:
         if madvise(start, end - start, MADV_COLLAPSE) != 0 and ctypes.get_errno() == errno.EINVAL:
-            return None  # no MADV_COLLAPSE (an older kernel) or huge pages switched off
+            refused += 1  # not for this mapping (one marked MADV_NOHUGEPAGE), or not at all
+            continue
         asked += end - start  # pages that failed (no huge page free now, unmapped since) wait for the next pass
-    return asked
+    return None if ranges and refused == len(ranges) else asked  # all refused: an older kernel, or THP "never"
 
 
 def due(anon: int, base: int, previous: int) -> bool:

@@ -59,23 +59,23 @@ def smaps_file(tmp_path: Path, lines: list[bytes]) -> str:
     return str(path)
 
 
-def test_a_kernel_without_the_advice_stops_the_passes(tmp_path):
+def test_a_kernel_that_refuses_the_advice_everywhere_stops_the_passes(tmp_path):
     path = smaps_file(tmp_path, mapping(0, 8 * HUGE, "rw-p", "", 16 * 1024) + mapping(10 * HUGE, 12 * HUGE, "rw-p", "", 4096))
     asked = []
 
-    def refusing(address: int, length: int, advice: int) -> int:
-        asked.append((address, length, advice))
-        ctypes.set_errno(errno.EINVAL)
-        return -1
+    def answering(refused: set[int], error: int = errno.EINVAL):
+        def madvise(address: int, length: int, advice: int) -> int:
+            asked.append((address, length, advice))
+            if address in refused:
+                ctypes.set_errno(error)
+                return -1
+            return 0
+        return madvise
 
-    assert hugepages.collapse(refusing, path) is None
-    assert asked == [(0, 8 * HUGE, MADV_COLLAPSE)]  # the first refusal ends the pass
-
-    def busy(address: int, length: int, advice: int) -> int:
-        ctypes.set_errno(errno.EAGAIN)  # no huge page free right now: the next pass tries again
-        return -1
-
-    assert hugepages.collapse(busy, path) == 10 * HUGE
+    assert hugepages.collapse(answering({0, 10 * HUGE}), path) is None  # no MADV_COLLAPSE, or huge pages "never"
+    assert asked == [(0, 8 * HUGE, MADV_COLLAPSE), (10 * HUGE, 2 * HUGE, MADV_COLLAPSE)]
+    assert hugepages.collapse(answering({0}), path) == 2 * HUGE  # one mapping not for huge pages: the others are
+    assert hugepages.collapse(answering({0}, errno.EAGAIN), path) == 10 * HUGE  # none free now: asked again later
 
 
 def is_header(line: bytes) -> bool:
