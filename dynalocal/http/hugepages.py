@@ -37,6 +37,15 @@ log = logging.getLogger("dynalocal.hugepages")
 Madvise = Callable[[int, int, int], int]  # (address, length, advice) -> 0, or -1 with errno set
 
 
+def mapping_bounds(head: list[bytes]) -> tuple[int, int] | None:
+    """(start, end) of a mapping if `head` (a /proc/self/smaps line, split) is its first line
+    (range perms offset dev inode name); None for the lines about it that follow (`Rss:` ...)."""
+    if b"-" not in head[0] or head[0].endswith(b":"):
+        return None
+    start, end = head[0].split(b"-")
+    return int(start, 16), int(end, 16)
+
+
 def dense_ranges(smaps: Iterable[bytes]) -> list[tuple[int, int]]:
     """The 2 MiB-aligned (start, end) ranges of the anonymous writable mappings in `smaps` (the lines of
     /proc/self/smaps) that are at least DENSE resident and hold one huge page or more."""
@@ -45,8 +54,9 @@ def dense_ranges(smaps: Iterable[bytes]) -> list[tuple[int, int]]:
     wanted = False
     for line in smaps:
         head = line.split(None, 6)
-        if b"-" in head[0] and not head[0].endswith(b":"):  # a mapping's first line: range perms offset dev inode name
-            start, end = (int(bound, 16) for bound in head[0].split(b"-"))
+        bounds = mapping_bounds(head)
+        if bounds is not None:
+            start, end = bounds
             name = head[5].strip() if len(head) > 5 else b""
             wanted = head[1].startswith(b"rw") and name in (b"", b"[heap]")
         elif wanted and head[0] == b"Rss:":

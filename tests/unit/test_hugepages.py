@@ -78,19 +78,14 @@ def test_a_kernel_that_refuses_the_advice_everywhere_stops_the_passes(tmp_path):
     assert hugepages.collapse(answering({0}, errno.EAGAIN), path) == 10 * HUGE  # none free now: asked again later
 
 
-def is_header(line: bytes) -> bool:
-    first = line.split(None, 1)[0]
-    return b"-" in first and not first.endswith(b":")
-
-
 def mapping_of(address: int) -> list[bytes]:
     """The lines of /proc/self/smaps about the mapping holding `address`."""
     ours: list[bytes] = []
     inside = False
     for line in Path("/proc/self/smaps").read_bytes().splitlines(keepends=True):
-        if is_header(line):
-            start, end = (int(bound, 16) for bound in line.split()[0].split(b"-"))
-            inside = start <= address < end
+        bounds = hugepages.mapping_bounds(line.split())
+        if bounds is not None:
+            inside = bounds[0] <= address < bounds[1]
         if inside:
             ours.append(line)
     return ours
