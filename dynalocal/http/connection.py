@@ -7,7 +7,9 @@ request may run and when bytes go out. Answers that must wait (an fsync, an ASGI
 *slot*; answers after them queue behind it, so a pipelining client gets them in order. Answers
 framed in one loop round are *held* and written together at its end (`serve.HttpServer.release_held`;
 protocol.py's module docstring says why); whatever else the connection writes, or closing it, writes
-the held answers first.
+the held answers first. Likewise, requests received in one loop round are *deferred* and run together
+after every read of the round (`serve.HttpServer.run_ready`): what a request was owed before it
+(queued bytes, later requests) waits behind it.
 """
 from __future__ import annotations
 
@@ -52,6 +54,7 @@ class Connection(asyncio.Protocol):
         self._held: list[bytes] = []  # answers framed this loop round, written at its end (see `write_held`)
         self._held_bytes = 0  # their size: past HIGH_WATER they are written at once
         self._all_held = server.held  # the server's list of connections with held answers
+        self._deferred: list[Request] = []  # requests received this loop round, run at its end (`run_deferred`)
         self._busy = False  # an ASGI request is running
         self._write_paused = False
         self._read_paused = False
@@ -77,7 +80,7 @@ class Connection(asyncio.Protocol):
 
     def _push(self, item: Request | tuple[bytes, bool]) -> None:
         """Run a request or write ready bytes now, or queue it behind what is already waiting."""
-        if self._queue or self._busy or self._write_paused or len(self._slots) >= MAX_PENDING:
+        if self._queue or self._deferred or self._busy or self._write_paused or len(self._slots) >= MAX_PENDING:
             self._queue.append(item)
         elif type(item) is Request:
             self._run(item)
@@ -142,7 +145,8 @@ class Connection(asyncio.Protocol):
     def _drain(self) -> None:
         """Run queued requests while nothing blocks them; read again once the queue is empty."""
         queue = self._queue
-        while queue and not (self._busy or self._write_paused or len(self._slots) >= MAX_PENDING or self._closed):
+        while queue and not (self._deferred or self._busy or self._write_paused or len(self._slots) >= MAX_PENDING
+                             or self._closed):
             item = queue.popleft()
             if type(item) is Request:
                 self._run(item)
@@ -153,9 +157,28 @@ class Connection(asyncio.Protocol):
             self.transport.resume_reading()
         self._check_idle()
 
+    def run_deferred(self) -> None:
+        """Run this round's requests in order (`serve.HttpServer.run_ready`); one that may not run yet
+        (an ASGI request before it still running, back-pressure) goes first in the queue, the rest behind it.
+
+        A request received in full runs even if the client has gone meanwhile, as it did when requests
+        ran as they were read (its answer is dropped); other routes are not run for a closed connection."""
+        deferred = self._deferred
+        i = 0
+        while i < len(deferred):
+            if self._busy or self._write_paused or len(self._slots) >= MAX_PENDING:
+                self._queue.extendleft(reversed(deferred[i:]))
+                break
+            req = deferred[i]
+            i += 1
+            if not self._closed or req.is_api:
+                self._run(req)
+        deferred.clear()
+        self._drain()
+
     def _check_idle(self) -> None:
         """Once everything received is answered: close if the client or the server is done, else keep alive."""
-        if self._queue or self._slots or self._busy or self._since is not None or self._closed:
+        if self._queue or self._deferred or self._slots or self._busy or self._since is not None or self._closed:
             return
         if self._done or self._eof or self.server.stopping:
             self._close(linger=not self._eof)
@@ -196,7 +219,7 @@ class Connection(asyncio.Protocol):
 
     def shutdown(self) -> None:
         """The server is stopping: finish what was received, then close (answers say `connection: close`)."""
-        if not (self._queue or self._slots or self._busy or self._since is not None):
+        if not (self._queue or self._deferred or self._slots or self._busy or self._since is not None):
             self._close()  # idle: nothing in flight
         # else _check_idle closes once the last answer is out
 

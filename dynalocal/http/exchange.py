@@ -87,6 +87,11 @@ class Request:
         self._fields: dict[bytes, bytes] | None = None
 
     @property
+    def is_api(self) -> bool:
+        """A DynamoDB API call (`POST /`, answered by the engine), not a route of the ASGI app."""
+        return self.method == b"POST" and (self.url == b"/" or self.url[:2] == b"/?")
+
+    @property
     def fields(self) -> dict[bytes, bytes]:
         """Every header: lower-cased name -> value."""
         if self._fields is None:

@@ -11,9 +11,14 @@ How a request flows (the plug-in points are marked *):
 1. Parser callbacks collect the head; `on_headers_complete` builds an `exchange.Request`,
    applies the Host check (`hosts.HostPolicy`) and the Content-Length limit, and sends
    `100 Continue` when asked. `on_body` collects the body, refusing it past 16 MiB.
-2. `on_message_complete` runs the request at once, or queues it while the connection is
-   blocked (the client does not read its answers, an admin request is running, or too many
-   answers wait for fsync); reading pauses until the queue drains.
+2. `on_message_complete` defers the request to the end of the loop round, or queues it while the
+   connection is blocked (the client does not read its answers, an admin request is running, or
+   too many answers wait for fsync); reading pauses until the queue drains. The round's requests
+   then run one after another (`serve.HttpServer.run_ready`), once every connection's input of the
+   round is read, so the engine's code and data stay in the CPU's caches from one request to the
+   next instead of alternating with the kernel's network stack; their answers are held (5.) and go
+   out in the next pass of the loop, after the poll that gathers the next round, so a loaded server
+   rarely sleeps between rounds. README, Performance: GetItem 71 -> 62 µs of server CPU per request.
 3. `_run`: * every `Hooks.before` plug-in (request decoding, CORS preflight, authentication,
    choice of `request.ctx`) may answer or change the request; then `POST /` is answered
    inline by `app.respond`, synchronously, on the event loop: the same path with or
@@ -221,9 +226,14 @@ class HttpProtocol(Connection):
             chunks.clear()
         if self._queue or self._busy or self._write_paused or len(self._slots) >= MAX_PENDING:
             self._queue.append(req)
-        else:
-            self._run(req)
-            self._check_idle()
+            return
+        deferred = self._deferred  # run at the end of the loop round (see the module docstring, 2.)
+        if not deferred:
+            ready = self.server.ready
+            if not ready:
+                self.loop.call_soon(self.server.run_ready)
+            ready.append(self)
+        deferred.append(req)
 
     def _refuse_body(self) -> None:
         """413 at once, while the body still streams in; the rest of it is read and dropped."""
@@ -247,7 +257,7 @@ class HttpProtocol(Connection):
             if answer is not None:
                 self._emit(*self._reply(req, *answer))
                 return
-        if req.method == b"POST" and (req.url == b"/" or req.url[:2] == b"/?"):
+        if req.is_api:
             app = self.app
             ctx = req.ctx or app.ctx
             journal = ctx.journal

@@ -64,6 +64,7 @@ class HttpServer:
         self.connections: set[HttpProtocol] = set()
         self.stopping = False
         self.held: list[Connection] = []  # connections holding answers until the loop round ends
+        self.ready: list[Connection] = []  # connections with requests received this round, not yet run
         self.started = threading.Event()  # set once listening (or when start-up failed: see `error`)
         self.error: BaseException | None = None
         self.loop: asyncio.AbstractEventLoop | None = None
@@ -177,6 +178,20 @@ class HttpServer:
         self.connections.discard(conn)
         if not self.connections:
             self._all_closed.set()  # type: ignore[union-attr]
+
+    def run_ready(self) -> None:
+        """After a loop round's reads (scheduled by the first request deferred in it): run the requests
+        received, connection by connection in the order they arrived. Their answers are held: the
+        first one schedules `release_held`, which runs in the loop's next pass, after its poll."""
+        ready = self.ready
+        conns = ready.copy()
+        ready.clear()
+        for conn in conns:
+            try:
+                conn.run_deferred()
+            except Exception:  # a bug: as an exception in a protocol callback would, it ends that connection only
+                log.exception("internal error running a request")
+                conn.abort()
 
     def release_held(self) -> None:
         """End of a loop round (scheduled by the first answer held in it): write every held answer."""
