@@ -8,8 +8,8 @@ request may run and when bytes go out. Answers that must wait (an fsync, an ASGI
 framed in one loop round are *held* and written together at its end (`serve.HttpServer.release_held`;
 protocol.py's module docstring says why); whatever else the connection writes, or closing it, writes
 the held answers first. Likewise, requests received in one loop round are *deferred* and run together
-after every read of the round (`serve.HttpServer.run_ready`): what a request was owed before it
-(queued bytes, later requests) waits behind it.
+after every read of the round (`serve.HttpServer.run_ready`): whatever the connection owes after them
+(an HTTP error's answer, a request that must wait) waits behind them.
 """
 from __future__ import annotations
 
@@ -163,17 +163,19 @@ class Connection(asyncio.Protocol):
 
         A request received in full runs even if the client has gone meanwhile, as it did when requests
         ran as they were read (its answer is dropped); other routes are not run for a closed connection."""
-        deferred = self._deferred
-        i = 0
-        while i < len(deferred):
-            if self._busy or self._write_paused or len(self._slots) >= MAX_PENDING:
-                self._queue.extendleft(reversed(deferred[i:]))
-                break
-            req = deferred[i]
-            i += 1
-            if not self._closed or req.is_api:
-                self._run(req)
-        deferred.clear()
+        deferred = self._deferred  # kept until all have run: meanwhile nothing queued after them may run
+        try:
+            i = 0
+            while i < len(deferred):
+                if self._busy or self._write_paused or len(self._slots) >= MAX_PENDING:
+                    self._queue.extendleft(reversed(deferred[i:]))
+                    break
+                req = deferred[i]
+                i += 1
+                if not self._closed or req.is_api:
+                    self._run(req)
+        finally:
+            deferred.clear()
         self._drain()
 
     def _check_idle(self) -> None:
