@@ -78,9 +78,14 @@ class Connection(asyncio.Protocol):
 
     # -- writing answers in order ----------------------------------------------------------------
 
+    def _blocked(self) -> bool:
+        """Whether the next request must wait: an ASGI request is running, the client does not read its
+        answers, or too many answers wait for fsync."""
+        return self._busy or self._write_paused or len(self._slots) >= MAX_PENDING
+
     def _push(self, item: Request | tuple[bytes, bool]) -> None:
         """Run a request or write ready bytes now, or queue it behind what is already waiting."""
-        if self._queue or self._deferred or self._busy or self._write_paused or len(self._slots) >= MAX_PENDING:
+        if self._queue or self._deferred or self._blocked():
             self._queue.append(item)
         elif type(item) is Request:
             self._run(item)
@@ -145,8 +150,7 @@ class Connection(asyncio.Protocol):
     def _drain(self) -> None:
         """Run queued requests while nothing blocks them; read again once the queue is empty."""
         queue = self._queue
-        while queue and not (self._deferred or self._busy or self._write_paused or len(self._slots) >= MAX_PENDING
-                             or self._closed):
+        while queue and not (self._deferred or self._closed or self._blocked()):
             item = queue.popleft()
             if type(item) is Request:
                 self._run(item)
@@ -165,13 +169,10 @@ class Connection(asyncio.Protocol):
         ran as they were read (its answer is dropped); other routes are not run for a closed connection."""
         deferred = self._deferred  # kept until all have run: meanwhile nothing queued after them may run
         try:
-            i = 0
-            while i < len(deferred):
-                if self._busy or self._write_paused or len(self._slots) >= MAX_PENDING:
+            for i, req in enumerate(deferred):
+                if self._blocked():
                     self._queue.extendleft(reversed(deferred[i:]))
                     break
-                req = deferred[i]
-                i += 1
                 if not self._closed or req.is_api:
                     self._run(req)
         finally:

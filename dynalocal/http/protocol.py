@@ -11,14 +11,15 @@ How a request flows (the plug-in points are marked *):
 1. Parser callbacks collect the head; `on_headers_complete` builds an `exchange.Request`,
    applies the Host check (`hosts.HostPolicy`) and the Content-Length limit, and sends
    `100 Continue` when asked. `on_body` collects the body, refusing it past 16 MiB.
-2. `on_message_complete` defers the request to the end of the loop round, or queues it while the
-   connection is blocked (the client does not read its answers, an admin request is running, or
-   too many answers wait for fsync); reading pauses until the queue drains. The round's requests
-   then run one after another (`serve.HttpServer.run_ready`), once every connection's input of the
-   round is read, so the engine's code and data stay in the CPU's caches from one request to the
-   next instead of alternating with the kernel's network stack; their answers are held (5.) and go
-   out in the next pass of the loop, after the poll that gathers the next round, so a loaded server
-   rarely sleeps between rounds. README, Performance: GetItem 71 -> 62 µs of server CPU per request.
+2. `on_message_complete` defers the request to the end of the loop round, or queues it behind what
+   waits already; a deferred request that may not run yet (the client does not read its answers, an
+   admin request is running, or too many answers wait for fsync) is queued when its turn comes;
+   reading pauses until the queue drains. The round's requests then run one after another
+   (`serve.HttpServer.run_ready`), once every connection's input of the round is read, so the
+   engine's code and data stay in the CPU's caches from one request to the next instead of
+   alternating with the kernel's network stack; their answers are held (5.) and go out in the next
+   pass of the loop, after the poll that gathers the next round, so a loaded server rarely sleeps
+   between rounds. README, Performance: GetItem 71 -> 62 µs of server CPU per request.
 3. `_run`: * every `Hooks.before` plug-in (request decoding, CORS preflight, authentication,
    choice of `request.ctx`) may answer or change the request; then `POST /` is answered
    inline by `app.respond`, synchronously, on the event loop: the same path with or
@@ -49,7 +50,7 @@ from dynalocal.engine.dispatch import respond
 from dynalocal.errors import InternalServerError, SerializationException
 from dynalocal.http import asgi
 from dynalocal.http.app import MAX_BODY
-from dynalocal.http.connection import HIGH_WATER, MAX_PENDING, Connection
+from dynalocal.http.connection import HIGH_WATER, Connection
 from dynalocal.http.exchange import PLANS, Answer, Request, lookup_plan
 from dynalocal.http.messages import CONTINUE, JSON_TYPE, error_body, frame
 
@@ -224,7 +225,7 @@ class HttpProtocol(Connection):
         if chunks:
             req.body = chunks[0] if len(chunks) == 1 else b"".join(chunks)
             chunks.clear()
-        if self._queue or self._busy or self._write_paused or len(self._slots) >= MAX_PENDING:
+        if self._queue:  # behind what waits already (a request that may not run yet waits in run_deferred)
             self._queue.append(req)
             return
         deferred = self._deferred  # run at the end of the loop round (see the module docstring, 2.)

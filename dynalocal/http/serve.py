@@ -183,9 +183,7 @@ class HttpServer:
         """After a loop round's reads (scheduled by the first request deferred in it): run the requests
         received, connection by connection in the order they arrived. Their answers are held: the
         first one schedules `release_held`, which runs in the loop's next pass, after its poll."""
-        ready = self.ready
-        conns = ready.copy()
-        ready.clear()
+        conns, self.ready = self.ready, []  # connections look it up here when they defer
         for conn in conns:
             try:
                 conn.run_deferred()
