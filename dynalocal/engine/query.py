@@ -6,7 +6,6 @@ bytes as they are: a page is never decoded only to be encoded again.
 """
 from __future__ import annotations
 
-from bisect import bisect_left
 from typing import Any
 
 import orjson
@@ -227,19 +226,19 @@ def scan(ctx: Context, caller: Caller, body: dict) -> dict | bytes:
 
 def _scan_shares(metered: ItemStore, page: Page, first: int) -> list[tuple[int, float]]:
     """(partition, fraction) of a Scan page's units: in proportion to the bytes read there."""
-    keys, sizes, total = page.keys, page.sizes, page.read_bytes
+    total = page.read_bytes
     if not total:
         return [(first, 1.0)]
-    shares = []
-    parts = metered.partitions
-    p, i = metered.partition_index(keys[0]), 0
-    while i < len(keys):
-        j = bisect_left(keys, parts[p + 1].lo_key, i) if p + 1 < len(parts) else len(keys)
-        size = sum(sizes[i:j])
-        if size:
-            shares.append((p, size / total))
-        i, p = j, p + 1
-    return shares
+    read: dict[int, int] = {}
+    for leaf, a, b in page.spans:
+        p = metered.partition_index(leaf.key(a))
+        if p == metered.partition_index(leaf.key(b - 1)):  # nearly always: a span lies in one partition
+            read[p] = read.get(p, 0) + sum(leaf.sizes[a:b])
+            continue
+        for key, size in zip(leaf.key_list(a, b), leaf.sizes[a:b]):
+            p = metered.partition_index(key)
+            read[p] = read.get(p, 0) + size
+    return [(p, size / total) for p, size in sorted(read.items()) if size]
 
 
 def respond(body: dict, entry: TableEntry, index: Index | None, compiled: Any, select: str, page: Page,
@@ -256,9 +255,9 @@ def respond(body: dict, entry: TableEntry, index: Index | None, compiled: Any, s
     fetched: list[int] = []  # sizes of the base items an LSI query fetched
     out = [b"{"]  # then '"Items":[...],' unless COUNT
     if flt is None and projection is None and not fetch:
-        count = len(page.blobs)
+        count = page.count
         if select != "COUNT":
-            out += [b'"Items":[', b",".join(page.blobs), b"],"]
+            out += [b'"Items":[', page.joined(), b"],"]
     else:
         count = 0
         items: list[dict] = []
@@ -277,9 +276,9 @@ def respond(body: dict, entry: TableEntry, index: Index | None, compiled: Any, s
                 items.append(projection.apply(item) if projection is not None else item)
         if select != "COUNT":
             out += [b'"Items":', orjson.dumps(items), b","]
-    out.append(b'"Count":%d,"ScannedCount":%d' % (count, len(page.blobs)))
+    out.append(b'"Count":%d,"ScannedCount":%d' % (count, page.count))
     if page.last_key is not None:
-        last = orjson.loads(page.blobs[-1])
+        last = orjson.loads(page.last_blob())
         names = index.key_names if index is not None else entry.table.schema.names
         out += [b',"LastEvaluatedKey":', orjson.dumps({n: last[n] for n in names})]
     charge.page(page.read_bytes, consistent, shares, pk, index, fetched)

@@ -15,7 +15,7 @@ from collections.abc import Iterator
 from operator import itemgetter
 from pathlib import Path
 
-from dynalocal.journal.snapshot import CHUNK_ITEMS, CHUNKS, SnapshotError, _chunk_frames, _decode_chunk
+from dynalocal.journal.chunks import CHUNK_ITEMS, CHUNKS, SnapshotError, chunk_frames, decode_chunk
 from dynalocal.journal.wal import FRAME, frame, fsync_directory, read_frames, write_file
 from dynalocal.storage.partition import SIZES, Record
 
@@ -41,7 +41,7 @@ def _frames(header: bytes, parts: list[Part]) -> Iterator[bytes]:
         blobs, sizes = list(map(itemgetter(0), records)), array(SIZES, map(itemgetter(1), records))
         for at in range(0, len(keys), CHUNK_ITEMS):
             end = at + CHUNK_ITEMS
-            yield from _chunk_frames(index, keys[at:end], blobs[at:end], sizes[at:end])
+            yield from chunk_frames(index, keys[at:end], blobs[at:end], sizes[at:end])
     yield frame(b"E" + _END.pack(sum(len(keys) for keys, _ in parts)))
 
 
@@ -92,7 +92,7 @@ def read_parts(path: Path) -> list[Part]:
         kind = payload[:1]
         if kind in CHUNKS:  # plain or compressed, as a snapshot's
             try:
-                index, keys, blobs, sizes = _decode_chunk(payload)
+                index, keys, blobs, sizes = decode_chunk(payload)
             except SnapshotError as err:
                 raise BackupFileError(f"{path.name}: {err} at offset {offset}") from None
             keys_of, records_of = parts.setdefault(index, ([], []))

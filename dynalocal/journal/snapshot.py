@@ -7,38 +7,18 @@ the whole metadata, a drop), so replaying segments >= G over the snapshot always
 the exact state. File layout: a magic header, then frames (storage.wal framing) of
 
     b"M" name-length(u16) name meta-JSON            a table (its partitions follow)
-    b"L" partition(u32) count(u32) sizes(u32 x count) marshal((keys, blobs))
-                                                    a chunk of one partition's items, sorted
-    b"S" zstd(a b"L", b"K" or b"C" payload)         the same, compressed (what `write` writes)
-    b"K" partition(u32) count(u32) marshal((keys, records))   a chunk as earlier versions wrote it
-    b"C" partition(u32) count(u32) key-offsets(u32 x count+1) value-offsets(u32 x count+1)
-         sizes(u32 x count) keys values             a chunk as earlier versions wrote it
-    b"Z" zlib(a b"C" payload)                       the same, compressed by earlier versions
+    a chunk (journal.chunks)                        a run of one partition's items, sorted: snapshots
+                                                    write one "P" chunk per leaf, as the partition keeps it
     b"E" tables(u32) items(u64)                     the end; a file without it is invalid
 
-Chunks are compressed with zstd at level -3, one of its fast levels (`zstandard`, in the writer's
-thread): uncompressed, a chunk spends beside the items' DynamoDB size the wire JSON's syntax (braces,
-quotes, type tags), the encoded key (token, length, the key values again) and ~20 bytes of type codes
-and lengths per item, 1.5x the logical size for items of ~140 bytes and more for smaller ones. A
-snapshot's CPU is paid by the writes that run beside it, so speed comes first: 1M items of ~200 bytes
-of random letters ("C" chunks, 276 MB) were captured, written and read back in 0.93 s of CPU at level -3
-against 1.27 s at level 1 (decompressing 4x faster), to 183 MB instead of 130 MB; zlib took 3.88 s to
-compress them to 141 MB. Files with "C" and "Z" chunks still load.
-
-An "L" chunk holds the partition's columns as its leaves keep them (storage.partition): the keys
-and item blobs as `marshal` writes them (format version 2: no references between objects, read by
-every Python 3), so loading builds the objects a partition keeps in marshal's C loop instead of
-slicing them out of offsets in Python, and the sizes as an array of little-endian u32. Earlier "K"
-chunks held (item, size) records instead, which a load must split again into columns. marshal trusts
-its input: a chunk is decoded only once its frame's checksum has matched, and its shape is checked
-(two lists of `count` entries, `count` sizes); the files are the server's own.
+A capture copies no item: it keeps the partition's (immutable) leaves, a few at a time between
+requests, merging the changes each leaf holds first; the writer's thread compresses their buffers.
 
 The file is written to a temporary name, synced and renamed (wal.write_file), so a snapshot file
 that exists is complete.
 """
 from __future__ import annotations
 
-import marshal
 import mmap
 import os
 import re
@@ -50,36 +30,32 @@ from collections import deque
 from collections.abc import Generator, Iterator
 from concurrent.futures import Future, ThreadPoolExecutor
 from dataclasses import dataclass, field
-from operator import itemgetter
 from pathlib import Path
-from threading import local
 
-import zstandard
-from zstandard import ZstdError
-
+from dynalocal.journal.chunks import (
+    CHUNK_ITEMS,
+    CHUNKS,
+    SnapshotError,
+    decode_chunk,
+    leaf_frame,
+    leaf_of,
+    plain_chunk,
+    unpack_leaf,
+)
 from dynalocal.journal.tablemeta import encode_meta, restore_meta
 from dynalocal.journal.wal import FRAME, frame, frame_header, write_file
 from dynalocal.storage.database import Database, TableEntry
+from dynalocal.storage.leaf import Leaf
 from dynalocal.storage.mutation import RECOVERY, Mutation
-from dynalocal.storage.partition import SIZES
+from dynalocal.storage.partition import SIZES, Span
 
+__all__ = ["CHUNKS", "MAGIC", "Image", "SnapshotError", "load", "plain_chunk", "snapshot_path", "snapshots",
+           "verify", "write"]
 MAGIC = b"DLSNAP\x00\x01"
-CHUNK_ITEMS = 8192
-CHUNK_BYTES = 8 * 1024 * 1024  # a chunk frame is split until its item bytes fit
-LEVEL = -3  # a fast zstd level: 0.7 of the plain size for 40 % of level 1's compression time
-CHUNKS = (b"L", b"K", b"S", b"C", b"Z")
-MARSHAL_VERSION = 2  # no references between objects: the fastest to write and read, read by every Python 3
 _SNAPSHOT = re.compile(r"snapshot-(\d{8})\.snap")
 _U16, _U32, _END = struct.Struct("<H"), struct.Struct("<II"), struct.Struct("<IQ")
-_BIG_ENDIAN = sys.byteorder == "big"
-_S, _Z = ord("S"), ord("Z")  # a compressed chunk's first byte
-_PLAIN = (b"L", b"K", b"C")  # a plain chunk's
-_blob, _size = itemgetter(0), itemgetter(1)
-_codecs = local()  # per thread: snapshots and backups are written in executor threads
-
-
-class SnapshotError(Exception):
-    """A snapshot file is damaged: recovery cannot proceed safely without it."""
+_P = ord("P")  # a leaf chunk's first byte
+Unpacked = tuple[int, int, list[bytes]]  # a "P" chunk's partition, count and buffers (chunks.unpack_leaf)
 
 
 def snapshot_path(directory: Path, generation: int) -> Path:
@@ -96,7 +72,7 @@ def snapshots(directory: Path) -> list[tuple[int, Path]]:
 class _TableImage:
     name: str
     meta: bytes
-    chunks: list[tuple[int, list[bytes], list[bytes], array]] = field(default_factory=list)  # (partition, columns)
+    chunks: list[tuple[int, list[Span]]] = field(default_factory=list)  # (partition, spans of its leaves)
 
 
 @dataclass
@@ -114,7 +90,7 @@ class Image:
                 image = yield from self._capture_table(db, name, entry, chunk)
                 if image is not None:
                     self.tables.append(image)
-                    self.items += sum(len(chunk[1]) for chunk in image.chunks)
+                    self.items += sum(b - a for _, spans in image.chunks for _, a, b in spans)
                     break
                 entry = db.tables.get(name)  # re-partitioned or replaced while copying: start again
 
@@ -128,12 +104,12 @@ class Image:
             last = None
             while True:
                 # One chunk per step, from just after the last key copied (writes may come in between).
-                step = next(part.columns(last, None, (False, True), size=chunk), None)
-                if step is None:
+                spans = part.spans(last, None, (False, True), limit=chunk)
+                if not spans:
                     break
-                keys, blobs, sizes = step
-                image.chunks.append((index, keys, blobs, sizes))
-                last = keys[-1]
+                image.chunks.append((index, spans))
+                leaf, _, b = spans[-1]
+                last = leaf.key(b - 1)
                 yield
                 if db.tables.get(name) is not entry:
                     return None
@@ -142,18 +118,9 @@ class Image:
         return image
 
 
-def _chunk_frames(index: int, keys: list[bytes], blobs: list[bytes], sizes: array) -> Iterator[bytes]:
-    """Framed chunk payloads for these items, halved until each holds at most CHUNK_BYTES of items."""
-    if len(keys) > 1 and sum(map(len, blobs)) > CHUNK_BYTES:
-        half = len(keys) // 2
-        yield from _chunk_frames(index, keys[:half], blobs[:half], sizes[:half])
-        yield from _chunk_frames(index, keys[half:], blobs[half:], sizes[half:])
-        return
-    if _BIG_ENDIAN:
-        sizes = array(SIZES, sizes)
-        sizes.byteswap()
-    raw = b"L" + _U32.pack(index, len(keys)) + sizes.tobytes() + marshal.dumps((keys, blobs), MARSHAL_VERSION)
-    yield frame(b"S" + _zstd().compress(raw))
+def _span_frames(index: int, leaf: Leaf, a: int, b: int) -> Iterator[bytes]:
+    """The chunk frames of items a..b-1 of a leaf of partition `index`: one "P" chunk."""
+    yield leaf_frame(index, leaf if b - a == len(leaf) else leaf.slice(a, b))
 
 
 def _frames(image: Image) -> Iterator[bytes]:
@@ -162,8 +129,9 @@ def _frames(image: Image) -> Iterator[bytes]:
     for table in image.tables:
         raw_name = table.name.encode()
         yield frame(b"M" + _U16.pack(len(raw_name)) + raw_name + table.meta)
-        for index, keys, blobs, sizes in table.chunks:
-            yield from _chunk_frames(index, keys, blobs, sizes)
+        for index, spans in table.chunks:
+            for leaf, a, b in spans:
+                yield from _span_frames(index, leaf, a, b)
     yield frame(b"E" + _END.pack(len(image.tables), image.items))
 
 
@@ -172,86 +140,24 @@ def write(image: Image, directory: Path, generation: int) -> int:
     return write_file(snapshot_path(directory, generation), _frames(image))
 
 
-def _u32_list(data: bytes, start: int, count: int) -> tuple[array, int]:
-    out = array("I")
-    end = start + 4 * count
-    out.frombytes(data[start:end])
-    if _BIG_ENDIAN:
-        out.byteswap()
-    return out, end
-
-
-def plain_chunk(payload: bytes | memoryview) -> bytes:
-    """A chunk frame's payload as a b"C" payload (decompressing a b"S" or b"Z" one). Raises SnapshotError."""
-    kind = payload[0] if len(payload) else 0
-    if kind != _S and kind != _Z:
-        return bytes(payload)  # the same object when given bytes
-    try:
-        plain = _unzstd().decompress(payload[1:]) if kind == _S else zlib.decompress(payload[1:])
-    except (zlib.error, ZstdError) as err:
-        raise SnapshotError(f"undecodable compressed chunk: {err}") from None
-    if plain[:1] not in _PLAIN:
-        raise SnapshotError("compressed chunk holds no chunk")
-    return plain
-
-
-def _zstd() -> zstandard.ZstdCompressor:
-    """A compressor for this thread (zstandard's objects are not to be shared between threads)."""
-    compressor = getattr(_codecs, "compressor", None)
-    if compressor is None:
-        compressor = _codecs.compressor = zstandard.ZstdCompressor(level=LEVEL)
-    return compressor
-
-
-def _unzstd() -> zstandard.ZstdDecompressor:
-    decompressor = getattr(_codecs, "decompressor", None)
-    if decompressor is None:
-        decompressor = _codecs.decompressor = zstandard.ZstdDecompressor()
-    return decompressor
-
-
-def _decode_chunk(payload: bytes) -> tuple[int, list[bytes], list[bytes], array]:
-    """A chunk's (partition, keys, blobs, sizes), whatever version wrote it."""
-    payload = plain_chunk(payload)
-    kind = payload[:1]
-    index, count = _U32.unpack_from(payload, 1)
-    if kind == b"L":
-        if len(payload) < 1 + _U32.size + 4 * count:
-            raise SnapshotError("chunk size mismatch")
-        sizes, pos = _u32_list(payload, 1 + _U32.size, count)
-        keys, blobs = _unmarshal(payload, pos, count)
-        return index, keys, blobs, sizes
-    if kind == b"K":
-        keys, records = _unmarshal(payload, 1 + _U32.size, count)
-        return index, keys, list(map(_blob, records)), array(SIZES, map(_size, records))
-    key_offsets, pos = _u32_list(payload, 1 + _U32.size, count + 1)
-    blob_offsets, pos = _u32_list(payload, pos, count + 1)
-    sizes, pos = _u32_list(payload, pos, count)
-    keys_data = payload[pos:pos + key_offsets[-1]]
-    blob_data = payload[pos + key_offsets[-1]:pos + key_offsets[-1] + blob_offsets[-1]]
-    if pos + key_offsets[-1] + blob_offsets[-1] != len(payload):
-        raise SnapshotError("chunk size mismatch")
-    keys = [keys_data[a:b] for a, b in zip(key_offsets, key_offsets[1:])]
-    return index, keys, [blob_data[a:b] for a, b in zip(blob_offsets, blob_offsets[1:])], sizes
-
-
-def _unmarshal(payload: bytes, start: int, count: int) -> tuple[list, list]:
-    """The two lists of `count` entries an "L" or "K" chunk marshals from `start`."""
-    try:
-        with memoryview(payload) as view:
-            items = marshal.loads(view[start:])
-    except (EOFError, ValueError, TypeError) as err:
-        raise SnapshotError(f"undecodable chunk: {err}") from None
-    if type(items) is not tuple or len(items) != 2 or not all(type(part) is list and len(part) == count
-                                                              for part in items):
-        raise SnapshotError("chunk size mismatch")
-    return items
-
-
-def _fill(entry: TableEntry, parts: dict[int, tuple[list, list, array]]) -> None:
-    """Load collected chunks into the table's partitions (in bulk when they fit, as they should)."""
+def _fill(entry: TableEntry, leaves: dict[int, list[Leaf]], columns: dict[int, tuple[list, list, array]]) -> None:
+    """Load collected chunks into the table's partitions: a partition's leaves as they are when they fit
+    it (as they should), else item by item."""
     table = entry.table
-    for index, (keys, blobs, sizes) in sorted(parts.items()):
+    for index, found in sorted(leaves.items()):
+        part = table.partitions[index] if index < len(table.partitions) else None
+        first, last = found[0].key(0), found[-1].key(len(found[-1]) - 1)
+        ordered = all(a.key(len(a) - 1) < b.key(0) for a, b in zip(found, found[1:]))
+        if part is not None and not len(part) and ordered and \
+                part.lo <= int.from_bytes(first[:8], "big") and int.from_bytes(last[:8], "big") < part.hi:
+            part.load_leaves(found)
+        else:
+            collected = columns.setdefault(index, ([], [], array(SIZES)))
+            for leaf in found:
+                collected[0].extend(leaf.key_list())
+                collected[1].extend(leaf.blob_list())
+                collected[2].extend(leaf.sizes)
+    for index, (keys, blobs, sizes) in sorted(columns.items()):
         part = table.partitions[index] if index < len(table.partitions) else None
         inside = part is not None and not len(part) and all(
             part.lo <= int.from_bytes(k[:8], "big") < part.hi for k in (keys[0], keys[-1]))
@@ -286,26 +192,30 @@ def verify(path: Path) -> int:
     raise SnapshotError(f"{path.name}: incomplete (no end frame)")
 
 
-AHEAD = 4  # chunks checked and decompressed ahead of the one being loaded (memory: a few 8 MB chunks)
+AHEAD = 32  # chunks checked and decompressed ahead of the one being loaded (memory: a few MB of leaves)
 
 
-def _checked_chunk(data: mmap.mmap, start: int, length: int, crc: int) -> bytes | str:
-    """A chunk frame's plain payload, or why it is damaged (in the pool: crc32, zstd and zlib release the GIL)."""
+def _checked_chunk(data: mmap.mmap, start: int, length: int, crc: int) -> bytes | Unpacked | str:
+    """A chunk frame's plain payload (a "P" chunk's buffers), or why it is damaged (in the pool: crc32,
+    zstd and zlib release the GIL)."""
     with memoryview(data) as view, view[start:start + length] as payload:
         if zlib.crc32(payload) != crc:
             return "checksum mismatch"
         try:
-            return plain_chunk(payload)
+            return unpack_leaf(payload) if payload[0] == _P else plain_chunk(payload)
         except SnapshotError as err:
             return str(err)
 
 
-def _ahead(data: mmap.mmap, pool: ThreadPoolExecutor) -> Iterator[tuple[int, bytes | str, Future[bytes | str] | None]]:
+Ahead = tuple[int, bytes | str, "Future[bytes | Unpacked | str] | None"]
+
+
+def _ahead(data: mmap.mmap, pool: ThreadPoolExecutor) -> Iterator[Ahead]:
     """(offset, payload or why the file is damaged there, a chunk's plain payload to come) of each frame.
 
     A chunk's payload is only its kind byte: its checksum and decompression happen in `pool`, on a
     second core while the chunks before it are loaded."""
-    pending: deque[tuple[int, bytes | str, Future[bytes | str] | None]] = deque()
+    pending: deque[Ahead] = deque()
     pos, end = len(MAGIC), len(data)
     while pos < end:
         head = frame_header(data, pos, end)
@@ -344,7 +254,8 @@ def load(path: Path, db: Database) -> tuple[int, int]:
 
 def _load_frames(path: Path, data: mmap.mmap, db: Database, pool: ThreadPoolExecutor) -> tuple[int, int]:
     entry: TableEntry | None = None
-    parts: dict[int, tuple[list, list, array]] = {}
+    leaves: dict[int, list[Leaf]] = {}
+    columns: dict[int, tuple[list, list, array]] = {}
     items = 0
     for offset, payload, plain in _ahead(data, pool):
         if isinstance(payload, str):
@@ -352,23 +263,14 @@ def _load_frames(path: Path, data: mmap.mmap, db: Database, pool: ThreadPoolExec
         kind = payload[:1]
         if kind == b"M" or kind == b"E":
             if entry is not None:
-                _fill(entry, parts)
-            entry, parts = None, {}
+                _fill(entry, leaves, columns)
+            entry, leaves, columns = None, {}, {}
         if kind == b"M":
             (length,) = _U16.unpack_from(payload, 1)
             name = payload[3:3 + length].decode()
             entry = restore_meta(db, name, payload[3 + length:])
         elif plain is not None and entry is not None:
-            chunk = plain.result()
-            if isinstance(chunk, str):
-                raise SnapshotError(f"{path.name}: {chunk} at offset {offset}")
-            index, keys, blobs, sizes = _decode_chunk(chunk)
-            if keys:
-                collected = parts.setdefault(index, ([], [], array(SIZES)))
-                collected[0].extend(keys)
-                collected[1].extend(blobs)
-                collected[2].extend(sizes)
-                items += len(keys)
+            items += _collect(plain.result(), leaves, columns, f"{path.name}: %s at offset {offset}")
         elif kind == b"E":
             tables, expected = _END.unpack_from(payload, 1)
             if expected != items or offset + FRAME.size + len(payload) != len(data):
@@ -377,3 +279,21 @@ def _load_frames(path: Path, data: mmap.mmap, db: Database, pool: ThreadPoolExec
         else:
             raise SnapshotError(f"{path.name}: unexpected frame at offset {offset}")
     raise SnapshotError(f"{path.name}: incomplete (no end frame)")
+
+
+def _collect(chunk: bytes | Unpacked | str, leaves: dict[int, list[Leaf]],
+             columns: dict[int, tuple[list, list, array]], where: str) -> int:
+    """Add a decoded chunk to its partition's leaves or columns; return its item count."""
+    if isinstance(chunk, str):
+        raise SnapshotError(where % chunk)
+    if isinstance(chunk, tuple):
+        index, count, buffers = chunk
+        leaves.setdefault(index, []).append(leaf_of(count, buffers))
+        return count
+    index, keys, blobs, sizes = decode_chunk(chunk)
+    if keys:
+        collected = columns.setdefault(index, ([], [], array(SIZES)))
+        collected[0].extend(keys)
+        collected[1].extend(blobs)
+        collected[2].extend(sizes)
+    return len(keys)

@@ -4,331 +4,349 @@ Invariant: every key starts with an 8-byte token t with lo <= t < hi. Values are
 `(blob, size)`: the item's JSON bytes as returned on the wire and its DynamoDB size, so
 reads serialise nothing and capacity needs no decoding.
 
-Layout: a dict (key -> record) for point reads, plus the keys in order split into leaves
-(as sortedcontainers does) with each leaf's blobs in a parallel list and their sizes in a
-parallel array, so an ordered read slices neighbouring blobs and sizes out of one leaf
-instead of looking every key up in the hash table, and touches neither the key nor the
-record objects: a Query of 100 items on a 1M-item table reads each item's blob and nothing
-else scattered in memory (README, Query locality). Callers use only `get`, `spans`,
-`columns`, `chunks`, `range`, `items`, `load`, `put` and `delete`.
-
-Insertion is deferred: a new key goes into the dict and onto a list of fresh keys, and is
-placed in the leaves only when an ordered read needs it or when the fresh keys outnumber the
-placed ones or reach a limit (about FRESH_MAX, staggered across partitions): up to an eighth of
-the keys one by one by binary search, in key order, more by one merge-based rebuild (so a large
-partition never pauses long). Finding a key's place compares it with ~log2(n) keys scattered in
-memory, the main cost of a write on a large partition; a rebuild instead merges keys that are
-mostly read in sequence.
+Layout: the items in key order, split into packed leaves (storage.leaf: a few flat buffers per
+leaf, no Python object per item), each with a small dict of the changes made to its range since it
+was built (key -> record, or None for a delete). Leaf i holds the keys k with bound[i-1] < k <=
+bound[i]; `_bounds[i]` is at least its greatest key (the last leaf's grows with the keys put past
+it). So a point read is two bisections in C and a dict probe; a write is a dict insert; and once a
+leaf has gathered FOLD changes, or an ordered read needs its range, the changes are merged into a
+new leaf (copying the runs between them: Python work per change, C work per item), which is split
+above 2 * LOAD items and joined with a neighbour below LOAD // 4. An item costs its bytes and ~16
+bytes of offsets and size (README, RSS per item), and an ordered read slices neighbouring items out
+of one buffer (README, Query locality). Callers use only `get`, `spans`, `columns`, `chunks`,
+`range`, `items`, `load`, `load_columns`, `put`, `delete` and `len`.
 """
 from __future__ import annotations
 
 from array import array
 from bisect import bisect_left, bisect_right
 from collections.abc import Iterator
-from itertools import chain
-from operator import itemgetter
+from itertools import islice
+from operator import itemgetter, lt
 from typing import Any
 
-Record = tuple[bytes, int]
-CHUNK = 256  # keys per C-level step of an ordered read
-LOAD = 512  # leaf length: split above 2 * LOAD, merged with a neighbour below LOAD // 2
-FRESH_SCAN = 32  # fresh keys a delete may scan for its key; more are placed first
-REBUILD_SHARE = 8  # fresh keys above 1/8 of all are placed by one rebuild, fewer one by one (see `_settle`)
-FRESH_MAX = 4096  # fresh keys placed at once, on average (5/4 of it at most): bounds the pause of one write
-_GOLDEN = 0x9E3779B97F4A7C15  # 2**64 / golden ratio: spreads partitions' staggered limits (see `__init__`)
-SHRINK_MIN = 4096  # a dict that held fewer keys is never copied smaller (see `delete`)
+from dynalocal.storage.leaf import COLUMN, EMPTY, Leaf, Record, joined, merged
 
-_blob = itemgetter(0)
-_size = itemgetter(1)
-SIZES = "I"  # array type of a leaf's sizes: unsigned 32-bit (an item is at most 400 KB)
+CHUNK = 256  # keys per C-level step of an ordered read
+LOAD = 512  # leaf length: split above 2 * LOAD, joined with a neighbour below LOAD // 4
+FOLD = 64  # changes a leaf gathers before they are merged into it
+BULK_SHARE = 8  # a load of more than 1/8 of the partition's keys merges leaf by leaf instead of key by key
+SIZES = COLUMN  # array type of sizes: unsigned 32-bit (an item is at most 400 KB)
 Sizes = Any  # array('I') of item sizes (array is not generic before Python 3.12)
+Span = tuple[Leaf, int, int]  # items [a, b) of a leaf
+_MISS = object()
+_key = itemgetter(0)
 
 
 class Partition:
     """Items of one token range, in encoded-key order."""
 
-    # `get` is the dict's own C-level lookup, bound once: the hottest call of all.
-    __slots__ = ("lo", "hi", "_map", "_keys", "_blobs", "_sizes", "_maxes", "_fresh", "_fresh_max", "_high",
-                 "size_bytes", "get")
+    __slots__ = ("lo", "hi", "_leaves", "_changes", "_bounds", "_count", "size_bytes", "_probe")
 
     def __init__(self, lo: int, hi: int) -> None:
         self.lo = lo
         self.hi = hi
-        self._map: dict[bytes, Record] = {}
-        self._keys: list[list[bytes]] = []  # leaves of keys in order
-        self._blobs: list[list[bytes]] = []  # each leaf's blobs, parallel to its keys
-        self._sizes: list[Sizes] = []  # each leaf's sizes, parallel to its keys
-        self._maxes: list[bytes] = []  # each leaf's last key
-        self._fresh: list[bytes] = []  # keys in the dict but not yet in the leaves, in arrival order
-        # Fresh keys placed at once: 3/4 to 5/4 of FRESH_MAX (the same mean), staggered by token range.
-        # Writes spread evenly over a table's partitions would otherwise bring every partition to one
-        # limit together, and their placements (a few ms each on large partitions) would come all at once.
-        share = ((lo >> 32) * _GOLDEN & 0xFFFFFFFFFFFFFFFF) / 2.0 ** 64
-        self._fresh_max = FRESH_MAX * 3 // 4 + int(share * (FRESH_MAX // 2))
-        self._high = 0  # the most keys a delete has seen in the dict since it was last compacted
+        self._leaves: list[Leaf] = []
+        self._changes: list[dict[bytes, Record | None]] = []  # per leaf: writes not merged into it yet
+        self._bounds: list[bytes] = []  # per leaf: the greatest key its range takes
+        self._count = 0
         self.size_bytes = 0
-        self.get = self._map.get  # (key) -> Record | None
+        # (key, leaf, record or None): the last point read that reached a leaf. A write path reads the old
+        # item and then puts the new one; `put` takes the old one from here instead of searching the leaf
+        # again (valid while that leaf is the key's: leaves never change).
+        self._probe: tuple[bytes, Leaf, Record | None] | None = None
 
     @property
     def lo_key(self) -> bytes:
         return self.lo.to_bytes(8, "big")
 
-    def put(self, key: bytes, record: Record) -> Record | None:
-        items = self._map
-        old = items.get(key)
-        items[key] = record
-        if old is None:  # a new key: placed in the leaves later (see the module's docstring)
-            self.size_bytes += record[1]
-            fresh = self._fresh
-            fresh.append(key)
-            if len(fresh) > LOAD and (2 * len(fresh) > len(items) or len(fresh) >= self._fresh_max):
-                self._settle()
+    def __len__(self) -> int:
+        return self._count
+
+    def get(self, key: bytes) -> Record | None:
+        bounds = self._bounds
+        li = bisect_left(bounds, key)
+        if li == len(bounds):
             return None
-        self.size_bytes += record[1] - old[1]
-        li = bisect_left(self._maxes, key)  # overwrite in place, unless the key is still fresh
-        if li < len(self._maxes):
-            leaf = self._keys[li]
-            i = bisect_left(leaf, key)
-            if i < len(leaf) and leaf[i] == key:
-                self._blobs[li][i] = record[0]
-                self._sizes[li][i] = record[1]
-        return old
+        changes = self._changes[li]
+        if changes:
+            found = changes.get(key, _MISS)
+            if found is not _MISS:
+                return found  # type: ignore[return-value]
+        leaf = self._leaves[li]
+        record = leaf.get(key)
+        self._probe = (key, leaf, record)
+        return record
+
+    def _leaf_for(self, key: bytes) -> int:
+        """The leaf whose range takes `key`; past the last bound, the last leaf's range grows to it."""
+        bounds = self._bounds
+        li = bisect_left(bounds, key)
+        if li == len(bounds):
+            if not bounds:
+                self._leaves.append(EMPTY)
+                self._changes.append({})
+                bounds.append(key)
+                return 0
+            li -= 1
+            bounds[li] = key
+        return li
+
+    def put(self, key: bytes, record: Record) -> Record | None:
+        li = self._leaf_for(key)
+        changes = self._changes[li]
+        old = changes.get(key, _MISS)
+        if old is _MISS:
+            leaf, probe = self._leaves[li], self._probe
+            old = probe[2] if probe is not None and probe[1] is leaf and probe[0] == key else leaf.get(key)
+        changes[key] = record
+        if old is None:
+            self._count += 1
+            self.size_bytes += record[1]
+        else:
+            self.size_bytes += record[1] - old[1]  # type: ignore[index]
+        if len(changes) >= FOLD:
+            self._fold(li)
+        return old  # type: ignore[return-value]
 
     def delete(self, key: bytes) -> Record | None:
-        if len(self._fresh) > FRESH_SCAN:
-            self._settle()  # so that a key not in the leaves is found by a short scan below
-        items = self._map
-        old = items.pop(key, None)
-        if old is None:
+        bounds = self._bounds
+        li = bisect_left(bounds, key)
+        if li == len(bounds):
             return None
-        self.size_bytes -= old[1]
-        count = len(items)
-        if count > self._high:
-            self._high = count
-        elif count < self._high >> 2 and self._high > SHRINK_MIN:
-            self._compact()
-        maxes, keys, blobs, sizes = self._maxes, self._keys, self._blobs, self._sizes
-        li = bisect_left(maxes, key)
-        leaf = keys[li] if li < len(maxes) else None
-        i = bisect_left(leaf, key) if leaf is not None else 0
-        if leaf is None or i == len(leaf) or leaf[i] != key:
-            self._fresh.remove(key)  # not placed yet
-            return old
-        del leaf[i]
-        del blobs[li][i]
-        del sizes[li][i]
-        if not leaf:
-            del keys[li], blobs[li], sizes[li], maxes[li]
+        changes, leaf = self._changes[li], self._leaves[li]
+        old = changes.get(key, _MISS)
+        if old is _MISS:
+            old = leaf.get(key)
+            if old is None:
+                return None
+            changes[key] = None
+        elif old is None:
+            return None
+        elif leaf.index(key) >= 0:
+            changes[key] = None  # hides the leaf's item until the merge drops it
         else:
-            maxes[li] = leaf[-1]
-            if len(leaf) < LOAD // 2 and len(keys) > 1:
-                self._merge(li if li + 1 < len(keys) else li - 1)
-        return old
+            del changes[key]
+        self._count -= 1
+        self.size_bytes -= old[1]  # type: ignore[index]
+        if len(changes) >= FOLD:
+            self._fold(li)
+        return old  # type: ignore[return-value]
 
-    def _compact(self) -> None:
-        """Copy the dict into one sized for what it holds now: a dict never shrinks by itself, so after
-        mass deletes its table (and its deleted slots) would stay at the size of the largest it was.
-        Copies happen at each quartering of the count: O(1) amortised per delete."""
-        self._map = dict(self._map)
-        self.get = self._map.get
-        self._high = len(self._map)
-
-    def _settle(self) -> None:
-        """Place the fresh keys in the leaves: one by one when few, else by rebuilding them all. Placing a key by
-        binary search costs ~1 µs, a rebuild (a merge of two sorted runs) ~0.1 µs per key of the partition:
-        above an eighth of the keys the rebuild is the cheaper (a snapshot settles everything written since
-        the last one, about a third of a growing table)."""
-        fresh = self._fresh
-        self._fresh = []
-        items = self._map
-        if REBUILD_SHARE * len(fresh) <= len(items):
-            fresh.sort()  # neighbours land in the same leaf, touching fewer cache lines
-            for key in fresh:
-                self._place(key, items[key])
+    def _fold(self, li: int) -> None:
+        """Merge leaf li's changes into it; split, drop or join the result as its length asks."""
+        leaf = merged(self._leaves[li], sorted(self._changes[li].items(), key=_key))
+        self._changes[li] = {}
+        n = len(leaf)
+        if n < LOAD // 4 and len(self._leaves) > 1:
+            other = li + 1 if li + 1 < len(self._leaves) else li - 1
+            first = min(li, other)
+            self._leaves[li] = leaf
+            if self._changes[other]:
+                self._leaves[other] = merged(self._leaves[other], sorted(self._changes[other].items(), key=_key))
+            leaf = joined(self._leaves[first:first + 2])
+            self._place(first, first + 2, leaf, self._bounds[first + 1])
             return
-        placed = chain.from_iterable(self._keys)
-        fresh.sort()  # the keys to merge, compared while in cache
-        self._rebuild(sorted(chain(placed, fresh)))  # two sorted runs: one merge
+        self._place(li, li + 1, leaf, self._bounds[li])
 
-    def _place(self, key: bytes, record: Record) -> None:
-        """Insert a key known to be absent from the leaves."""
-        maxes = self._maxes
-        blob, size = record
-        if not maxes:
-            self._keys.append([key])
-            self._blobs.append([blob])
-            self._sizes.append(array(SIZES, (size,)))
-            maxes.append(key)
-            return
-        li = bisect_right(maxes, key)
-        if li == len(maxes):  # past the last key: append to the last leaf
-            li -= 1
-            self._keys[li].append(key)
-            self._blobs[li].append(blob)
-            self._sizes[li].append(size)
-            maxes[li] = key
+    def _place(self, a: int, b: int, leaf: Leaf, bound: bytes) -> None:
+        """Put `leaf` (no pending changes, greatest range key `bound`) in place of leaves a..b-1, split
+        into pieces of about LOAD items if it is longer than 2 * LOAD; an empty one is dropped."""
+        n = len(leaf)
+        if not n:
+            pieces: list[Leaf] = []
+        elif n <= 2 * LOAD:
+            pieces = [leaf]
         else:
-            leaf = self._keys[li]
-            i = bisect_right(leaf, key)
-            leaf.insert(i, key)
-            self._blobs[li].insert(i, blob)
-            self._sizes[li].insert(i, size)
-        if len(self._keys[li]) > 2 * LOAD:
-            self._split(li)
+            count = n // LOAD
+            cuts = [n * j // count for j in range(count + 1)]
+            pieces = [leaf.slice(cuts[j], cuts[j + 1]) for j in range(count)]
+        self._leaves[a:b] = pieces
+        self._changes[a:b] = [{} for _ in pieces]
+        self._bounds[a:b] = [piece.key(len(piece) - 1) for piece in pieces[:-1]] + ([bound] if pieces else [])
 
-    def _rebuild(self, ordered: list[bytes]) -> None:
-        """Leaves of LOAD keys from all keys in order (their records from the dict)."""
-        records = list(map(self._map.__getitem__, ordered))
-        self._leaves(ordered, list(map(_blob, records)), array(SIZES, map(_size, records)))
-
-    def _leaves(self, ordered: list[bytes], blobs: list[bytes], sizes: Sizes) -> None:
-        """Leaves of LOAD keys from keys in order and their blobs and sizes."""
-        starts = range(0, len(ordered), LOAD)
-        self._keys = [ordered[i:i + LOAD] for i in starts]
-        self._blobs = [blobs[i:i + LOAD] for i in starts]
-        self._sizes = [sizes[i:i + LOAD] for i in starts]
-        self._maxes = [leaf[-1] for leaf in self._keys]
-        self._fresh = []
-
-    def _split(self, li: int) -> None:
-        keys, blobs, sizes = self._keys[li], self._blobs[li], self._sizes[li]
-        half = len(keys) // 2
-        self._keys[li:li + 1] = [keys[:half], keys[half:]]
-        self._blobs[li:li + 1] = [blobs[:half], blobs[half:]]
-        self._sizes[li:li + 1] = [sizes[:half], sizes[half:]]
-        self._maxes[li:li + 1] = [keys[half - 1], keys[-1]]
-
-    def _merge(self, li: int) -> None:
-        """Join leaf li with leaf li + 1 (then split again if too long)."""
-        self._keys[li] += self._keys.pop(li + 1)
-        self._blobs[li] += self._blobs.pop(li + 1)
-        self._sizes[li] += self._sizes.pop(li + 1)
-        self._maxes[li] = self._maxes.pop(li + 1)
-        if len(self._keys[li]) > 2 * LOAD:
-            self._split(li)
-
-    def load(self, keys: list[bytes], records: list[Record]) -> None:
-        """Put many distinct keys at once (recovery, re-partitioning): one sort-based rebuild, no listener."""
-        self.load_columns(keys, list(map(_blob, records)), array(SIZES, map(_size, records)), records)
-
-    def load_columns(self, keys: list[bytes], blobs: list[bytes], sizes: Sizes,
-                     records: list[Record] | None = None) -> None:
-        """`load` from the columns a snapshot keeps (its records are made here unless given)."""
-        items = self._map
-        if items:
-            current = items.get
-            self.size_bytes -= sum(old[1] for old in map(current, keys) if old is not None)
-        empty = not items
-        items.update(zip(keys, zip(blobs, sizes) if records is None else records))
-        self.size_bytes += sum(sizes)
-        if empty and len(items) == len(keys) and keys == sorted(keys):  # distinct and in order: a snapshot's chunks
-            self._leaves(keys, blobs, sizes)  # in order already, the leaves are slices of them
-            return
-        self._rebuild(sorted(items))
+    def _settle(self, lo: bytes | None, hi: bytes | None) -> None:
+        """Merge the changes of the leaves over [lo, hi] (None: open) that hold a change within it, so
+        that the range can be read from the leaves alone."""
+        bounds = self._bounds
+        li = 0 if lo is None else bisect_left(bounds, lo)
+        while li < len(bounds):
+            changes = self._changes[li]
+            if changes and _touches(changes, lo, hi):
+                floor = bounds[li - 1] if li else None
+                self._fold(li)
+                li = 0 if floor is None else bisect_right(bounds, floor)  # the folded leaves start here
+                continue
+            if hi is not None and bounds[li] >= hi:
+                return
+            li += 1
 
     def _at(self, key: bytes | None, after: bool, default_end: bool) -> tuple[int, int]:
         """Position (leaf, index) of the first key >= key (> key when `after`); None = an end."""
         if key is None:
-            return (len(self._maxes), 0) if default_end else (0, 0)
-        maxes = self._maxes
-        if after:
-            li = bisect_right(maxes, key)
-            return (li, bisect_right(self._keys[li], key)) if li < len(maxes) else (li, 0)
-        li = bisect_left(maxes, key)
-        return (li, bisect_left(self._keys[li], key)) if li < len(maxes) else (li, 0)
+            return (len(self._bounds), 0) if default_end else (0, 0)
+        li = bisect_left(self._bounds, key)
+        if li == len(self._bounds):
+            return li, 0
+        leaf = self._leaves[li]
+        return li, leaf.find_after(key) if after else leaf.find(key)
 
     def _segments(self, lo: bytes | None, hi: bytes | None, inclusive: tuple[bool, bool],
-                  reverse: bool) -> Iterator[tuple[int, int, int]]:
-        """(leaf, a, b): the slices [a:b] of each leaf in the range, in reading order (fresh keys placed:
-        callers call `_settle` first, before they read the leaf lists, which a rebuild replaces)."""
+                  reverse: bool) -> list[Span]:
+        """(leaf, a, b): the slices [a:b] of the leaves in the range, in reading order, after merging the
+        changes within it. A list, taken at once: the leaves are immutable, so a reader that keeps it
+        reads this moment's items even if later writes replace them."""
+        self._settle(lo, hi)
         sl, si = self._at(lo, not inclusive[0], False)
         el, ei = self._at(hi, inclusive[1], True)
-        keys = self._keys
-        leaves = range(sl, min(el, len(keys) - 1) + 1)
-        for li in reversed(leaves) if reverse else leaves:
+        leaves = self._leaves
+        out = []
+        for li in range(sl, min(el, len(leaves) - 1) + 1):
             a = si if li == sl else 0
-            b = ei if li == el else len(keys[li])
+            b = ei if li == el else len(leaves[li])
             if a < b:
-                yield li, a, b
-
-    def range(self, lo: bytes | None, hi: bytes | None, *, inclusive: tuple[bool, bool] = (True, False),
-              reverse: bool = False) -> Iterator[bytes]:
-        """Encoded keys between lo and hi (None = open), O(log n) to start, O(1) per key."""
-        if self._fresh:
-            self._settle()
-        keys = self._keys
-        for li, a, b in self._segments(lo, hi, inclusive, reverse):
-            if reverse:
-                yield from reversed(keys[li][a:b])
-            else:
-                yield from keys[li][a:b]
+                out.append((leaves[li], a, b))
+        if reverse:
+            out.reverse()
+        return out
 
     def spans(self, lo: bytes | None, hi: bytes | None, inclusive: tuple[bool, bool] = (True, False),
-              reverse: bool = False,
-              limit: int | None = None) -> Iterator[tuple[list[bytes], list[bytes], Sizes, int, int]]:
-        """(leaf keys, leaf blobs, leaf sizes, a, b): the range as slices [a:b] of whole leaves, in
-        reading order, at most `limit` entries in all. Nothing is copied: a reader that needs only
-        blobs and sizes (a Query) touches no key or record object, only each item's blob."""
-        left = len(self._map) if limit is None else limit
-        if self._fresh:
-            self._settle()
-        keys, blobs, sizes = self._keys, self._blobs, self._sizes
-        for li, a, b in self._segments(lo, hi, inclusive, reverse):
-            if left <= 0:
-                return
-            if b - a > left:
-                a, b = (b - left, b) if reverse else (a, a + left)
+              reverse: bool = False, limit: int | None = None) -> list[Span]:
+        """(leaf, a, b): the range as slices [a:b] of whole leaves, in reading order (for `reverse`,
+        each span is read from b - 1 down to a), at most `limit` items in all. Nothing is copied."""
+        out = self._segments(lo, hi, inclusive, reverse)
+        if limit is None:
+            return out
+        left = limit
+        for i, (leaf, a, b) in enumerate(out):
+            if b - a >= left:
+                out[i] = (leaf, b - left, b) if reverse else (leaf, a, a + left)
+                del out[i + 1 if left else i:]
+                break
             left -= b - a
-            yield keys[li], blobs[li], sizes[li], a, b
+        return out
 
     def columns(self, lo: bytes | None, hi: bytes | None, inclusive: tuple[bool, bool] = (True, False),
                 reverse: bool = False, limit: int | None = None,
                 size: int = CHUNK) -> Iterator[tuple[list[bytes], list[bytes], Sizes]]:
-        """(keys, blobs, sizes) of the range in reading order, `size` at a time, at most `limit` in all.
-
-        All three are slices of neighbouring leaf entries, so no Python code runs per item; a
-        reader that stops early (a full 1 MB page) reads no further chunk.
-        """
-        out: tuple[list[bytes], list[bytes], Sizes] | None = None
-        for keys, blobs, sizes, a, b in self.spans(lo, hi, inclusive, reverse, limit):
+        """(keys, blobs, sizes) of the range in reading order, `size` at a time, at most `limit` in all
+        (every chunk but the last holds exactly `size`)."""
+        keys: list[bytes] = []
+        blobs: list[bytes] = []
+        sizes = array(SIZES)
+        for leaf, a, b in self.spans(lo, hi, inclusive, reverse, limit):
             while a < b:
-                taken = 0 if out is None else len(out[0])
-                take = min(size - taken, b - a)
+                take = min(size - len(keys), b - a)
+                c, d = (b - take, b) if reverse else (a, a + take)
+                got_keys, got_blobs, got_sizes = leaf.key_list(c, d), leaf.blob_list(c, d), leaf.sizes[c:d]
                 if reverse:
-                    cut = keys[b - take:b], blobs[b - take:b], sizes[b - take:b]
-                    for column in cut:
-                        column.reverse()
+                    got_keys.reverse()
+                    got_blobs.reverse()
+                    got_sizes.reverse()
                     b -= take
                 else:
-                    cut = keys[a:a + take], blobs[a:a + take], sizes[a:a + take]
                     a += take
-                if out is None:
-                    out = cut
-                else:
-                    out[0].extend(cut[0])
-                    out[1].extend(cut[1])
-                    out[2].extend(cut[2])
-                if taken + take == size:
-                    yield out
-                    out = None
-        if out is not None:
-            yield out
+                keys += got_keys
+                blobs += got_blobs
+                sizes += got_sizes
+                if len(keys) == size:
+                    yield keys, blobs, sizes
+                    keys, blobs, sizes = [], [], array(SIZES)
+        if keys:
+            yield keys, blobs, sizes
 
     def chunks(self, lo: bytes | None, hi: bytes | None, inclusive: tuple[bool, bool] = (True, False),
                reverse: bool = False, limit: int | None = None,
                size: int = CHUNK) -> Iterator[tuple[list[bytes], list[Record]]]:
-        """(keys, records) of the range, as `columns` reads it (backups, re-partitioning): the records are the
-        dict's own, so a copy of the items costs a reference per item, not a new record."""
-        record = self._map.__getitem__
-        for keys, _, _ in self.columns(lo, hi, inclusive, reverse, limit, size):
-            yield keys, list(map(record, keys))
+        """(keys, records) of the range, as `columns` reads it (backups, re-partitioning)."""
+        for keys, blobs, sizes in self.columns(lo, hi, inclusive, reverse, limit, size):
+            yield keys, list(zip(blobs, sizes))
+
+    def range(self, lo: bytes | None, hi: bytes | None, *, inclusive: tuple[bool, bool] = (True, False),
+              reverse: bool = False) -> Iterator[bytes]:
+        """Encoded keys between lo and hi (None = open), O(log n) to start, O(1) per key."""
+        for leaf, a, b in self.spans(lo, hi, inclusive, reverse):
+            keys = leaf.key_list(a, b)
+            yield from reversed(keys) if reverse else keys
 
     def items(self) -> Iterator[tuple[bytes, Record]]:
         """Every (key, record) in key order (re-partitioning, index back-fill)."""
-        if self._fresh:
-            self._settle()
-        keys = list(chain.from_iterable(self._keys))
-        return zip(keys, map(self._map.__getitem__, keys))
+        for leaf, a, b in self.spans(None, None):
+            yield from zip(leaf.key_list(a, b), zip(leaf.blob_list(a, b), leaf.sizes[a:b]))
 
-    def __len__(self) -> int:
-        return len(self._map)
+    def load(self, keys: list[bytes], records: list[Record]) -> None:
+        """Put many distinct keys at once (recovery, re-partitioning), telling no listener."""
+        self.load_columns(keys, list(map(itemgetter(0), records)), array(SIZES, map(itemgetter(1), records)))
+
+    def load_columns(self, keys: list[bytes], blobs: list[bytes], sizes: Sizes,
+                     records: list[Record] | None = None) -> None:
+        """`load` from the columns a snapshot keeps: into an empty partition in key order (a snapshot's
+        chunks), leaves cut from them; a large share of the partition's keys, merged leaf by leaf; a
+        few, put one by one."""
+        if not keys:
+            return
+        if not self._count and all(map(lt, keys, islice(keys, 1, None))):
+            self._append_sorted(keys, blobs, array(SIZES, sizes))
+            return
+        if BULK_SHARE * len(keys) <= self._count:
+            for key, blob, size in zip(keys, blobs, sizes):
+                self.put(key, (blob, size))
+            return
+        order = sorted(range(len(keys)), key=keys.__getitem__)
+        self._merge_sorted([(keys[i], (blobs[i], sizes[i])) for i in order])
+
+    def load_leaves(self, leaves: list[Leaf]) -> None:
+        """Take these leaves (in key order, none empty) as the partition's items: into an empty partition,
+        from a snapshot's leaf chunks; nothing per item."""
+        self._leaves = list(leaves)
+        self._changes = [{} for _ in leaves]
+        self._bounds = [leaf.key(len(leaf) - 1) for leaf in leaves]
+        self._count = sum(map(len, leaves))
+        self.size_bytes = sum(sum(leaf.sizes) for leaf in leaves)
+
+    def _append_sorted(self, keys: list[bytes], blobs: list[bytes], sizes: Sizes) -> None:
+        """Leaves of LOAD items cut from sorted, distinct columns, into an empty partition."""
+        self._leaves, self._changes, self._bounds = [], [], []
+        for i in range(0, len(keys), LOAD):
+            self._leaves.append(Leaf.of(keys[i:i + LOAD], blobs[i:i + LOAD], sizes[i:i + LOAD]))
+            self._changes.append({})
+            self._bounds.append(keys[min(i + LOAD, len(keys)) - 1])
+        self._count = len(keys)
+        self.size_bytes = sum(sizes)
+
+    def _merge_sorted(self, changes: list[tuple[bytes, Record | None]]) -> None:
+        """Put sorted, distinct (key, record) pairs, each leaf merging its run of them at once (with the
+        changes it holds already)."""
+        pending: dict[bytes, Record | None] = {}
+        for held in self._changes:
+            pending.update(held)
+        if pending:
+            pending.update(changes)
+            changes = sorted(pending.items(), key=_key)
+            self._changes = [{} for _ in self._leaves]
+        if not self._leaves:
+            self._leaves, self._changes, self._bounds = [EMPTY], [{}], [changes[-1][0]]
+        elif changes[-1][0] > self._bounds[-1]:
+            self._bounds[-1] = changes[-1][0]
+        keys = list(map(_key, changes))
+        start, li = 0, 0
+        while li < len(self._leaves) and start < len(changes):
+            end = bisect_right(keys, self._bounds[li], start)
+            if end == start:
+                li += 1
+                continue
+            before = len(self._leaves)
+            self._place(li, li + 1, merged(self._leaves[li], changes[start:end]), self._bounds[li])
+            li += len(self._leaves) - before + 1
+            start = end
+        self._count = sum(map(len, self._leaves))
+        self.size_bytes = sum(sum(leaf.sizes) for leaf in self._leaves)
+
+
+def _touches(changes: dict[bytes, Record | None], lo: bytes | None, hi: bytes | None) -> bool:
+    """Whether a change's key lies within [lo, hi] (None: open)."""
+    if lo is None:
+        return hi is None or any(key <= hi for key in changes)
+    if hi is None:
+        return any(key >= lo for key in changes)
+    return any(lo <= key <= hi for key in changes)

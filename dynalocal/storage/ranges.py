@@ -13,7 +13,7 @@ from dataclasses import dataclass
 from itertools import accumulate
 
 from dynalocal.storage.index import TERM, TERM_NEXT, escape
-from dynalocal.storage.partition import SIZES, Sizes
+from dynalocal.storage.partition import SIZES, Sizes, Span
 from dynalocal.storage.table import ItemStore
 from dynalocal.values.keys import TOKEN_SPACE, prefix_successor
 
@@ -36,17 +36,60 @@ class Bounds:
         return Bounds(key, self.hi, False, self.hi_inclusive)
 
 
-@dataclass(slots=True)
 class Page:
-    """Items read, in order: their blobs and sizes; `last_key` is set when the read stopped before
-    the range's end. `keys` (the items' keys) is filled by scans only (their capacity is shared by
-    partition)."""
+    """Items read, in reading order, as spans of immutable leaves (a run of a leaf's items is one slice of
+    its JSON, so the plain Query copies each item once); `last_key` is set when the read stopped before
+    the range's end. `parts` (scans only) holds each span's store partition index."""
 
-    keys: list[bytes]
-    blobs: list[bytes]
-    sizes: Sizes
-    last_key: bytes | None
-    read_bytes: int
+    __slots__ = ("spans", "reverse", "count", "last_key", "read_bytes", "parts")
+
+    def __init__(self, reverse: bool = False) -> None:
+        self.spans: list[Span] = []
+        self.reverse = reverse  # each span is read from b - 1 down to a
+        self.count = 0
+        self.last_key: bytes | None = None
+        self.read_bytes = 0
+        self.parts: list[int] = []
+
+    def joined(self) -> bytes:
+        """The items' JSON, comma-separated."""
+        if self.reverse:
+            return b",".join(self.blobs)
+        return b",".join([leaf.run(a, b) for leaf, a, b in self.spans])
+
+    @property
+    def blobs(self) -> list[bytes]:
+        out: list[bytes] = []
+        for leaf, a, b in self.spans:
+            got = leaf.blob_list(a, b)
+            if self.reverse:
+                got.reverse()
+            out += got
+        return out
+
+    @property
+    def sizes(self) -> Sizes:
+        out = array(SIZES)
+        for leaf, a, b in self.spans:
+            got = leaf.sizes[a:b]
+            if self.reverse:
+                got.reverse()
+            out += got
+        return out
+
+    @property
+    def keys(self) -> list[bytes]:
+        out: list[bytes] = []
+        for leaf, a, b in self.spans:
+            got = leaf.key_list(a, b)
+            if self.reverse:
+                got.reverse()
+            out += got
+        return out
+
+    def last_blob(self) -> bytes:
+        leaf, a, b = self.spans[-1]
+        return leaf.blob(a if self.reverse else b - 1)
 
 
 def sort_bounds(base: bytes, op: str | None, values: list[bytes], escaped: bool) -> Bounds:
@@ -117,27 +160,16 @@ def sort_matches(op: str | None, values: list[bytes], sort: bytes) -> bool:
 
 def read_range(store: ItemStore, bounds: Bounds, reverse: bool, limit: int | None,
                max_bytes: int = MAX_PAGE_BYTES) -> Page:
-    """Read one partition's keys within `bounds` (all must share one token) in order.
-
-    Only records are copied into the page (`keys` stays empty): a key object is touched only for
-    `last_key`, which spares a large table one scattered cache miss per item read."""
+    """Read one partition's keys within `bounds` (all must share one token) in order."""
     anchor = bounds.lo if bounds.lo is not None else bounds.hi
     part = store.partition_of(anchor) if anchor is not None else store.partitions[0]
-    page = Page([], [], array(SIZES), None, 0)
-    last = None
-    for keys, blobs, sizes, a, b in part.spans(bounds.lo, bounds.hi, (bounds.lo_inclusive, bounds.hi_inclusive),
-                                               reverse, limit):
-        got, got_sizes = blobs[a:b], sizes[a:b]
-        if reverse:
-            got.reverse()
-            got_sizes.reverse()
-        cut = _take(page, got, got_sizes, max_bytes)
-        if cut is not None:
-            page.last_key = keys[b - cut] if reverse else keys[a + cut - 1]
+    page = Page(reverse)
+    for span in part.spans(bounds.lo, bounds.hi, (bounds.lo_inclusive, bounds.hi_inclusive), reverse, limit):
+        if _take(page, span, max_bytes):
             return page
-        last = keys[a] if reverse else keys[b - 1]
-    if limit is not None and len(page.blobs) >= limit:
-        page.last_key = last
+    if limit is not None and page.count >= limit and page.spans:
+        leaf, a, b = page.spans[-1]
+        page.last_key = leaf.key(a if reverse else b - 1)
     return page
 
 
@@ -147,8 +179,8 @@ def read_scan(store: ItemStore, start: bytes | None, limit: int | None, segment:
     lo, hi = segment_tokens(segment, total_segments)
     lo_key = lo.to_bytes(8, "big")
     hi_key = hi.to_bytes(8, "big") if hi < TOKEN_SPACE else None
-    page = Page([], [], array(SIZES), None, 0)
-    for part in store.partitions:
+    page = Page()
+    for index, part in enumerate(store.partitions):
         if part.hi <= lo or part.lo >= hi:
             continue
         if start is not None and part.hi <= int.from_bytes(start[:8], "big"):
@@ -157,12 +189,14 @@ def read_scan(store: ItemStore, start: bytes | None, limit: int | None, segment:
             first, inclusive = start, (False, False)
         else:
             first, inclusive = lo_key, (True, False)
-        want = None if limit is None else limit - len(page.keys)
-        for keys, blobs, sizes in part.columns(first, hi_key, inclusive, False, want):
-            if _add(page, keys, blobs, sizes, max_bytes):
+        want = None if limit is None else limit - page.count
+        for span in part.spans(first, hi_key, inclusive, False, want):
+            page.parts.append(index)
+            if _take(page, span, max_bytes):
                 return page
-        if limit is not None and len(page.keys) >= limit:
-            page.last_key = page.keys[-1]
+        if limit is not None and page.count >= limit:
+            leaf, _, b = page.spans[-1]
+            page.last_key = leaf.key(b - 1)
             return page
     return page
 
@@ -172,32 +206,25 @@ def segment_tokens(segment: int, total_segments: int) -> tuple[int, int]:
     return segment * TOKEN_SPACE // total_segments, (segment + 1) * TOKEN_SPACE // total_segments
 
 
-def _take(page: Page, got: list[bytes], sizes: Sizes, max_bytes: int) -> int | None:
-    """Append blobs and their sizes to `page` up to the 1 MB cap: how many it took if the cap stopped
-    it, else None.
-
-    C-level iteration only (sum over an array, accumulate): no Python code runs per item.
-    """
+def _take(page: Page, span: Span, max_bytes: int) -> bool:
+    """Add a span to `page` up to the 1 MB cap (the item that reaches it included); True if the cap
+    stopped it, with `last_key` set to the last item taken. C-level iteration only (sum over an array,
+    accumulate): no Python code runs per item."""
+    leaf, a, b = span
+    sizes = leaf.sizes[a:b]
     read = page.read_bytes + sum(sizes)
     if read < max_bytes:
-        page.blobs += got
-        page.sizes += sizes
+        page.spans.append(span)
+        page.count += b - a
         page.read_bytes = read
-        return None
+        return False
+    if page.reverse:
+        sizes.reverse()
     totals = list(accumulate(sizes, initial=page.read_bytes))
     cut = bisect_left(totals, max_bytes, 1)  # totals[i] = bytes read after i items: the cap is reached at `cut`
-    page.blobs += got[:cut]
-    page.sizes += sizes[:cut]
+    a, b = (b - cut, b) if page.reverse else (a, a + cut)
+    page.spans.append((leaf, a, b))
+    page.count += cut
     page.read_bytes = totals[cut]
-    return cut
-
-
-def _add(page: Page, keys: list[bytes], got: list[bytes], sizes: Sizes, max_bytes: int) -> bool:
-    """Append a chunk of keys, blobs and sizes to `page` up to the 1 MB cap; True if the cap stopped it."""
-    cut = _take(page, got, sizes, max_bytes)
-    if cut is None:
-        page.keys += keys
-        return False
-    page.keys += keys[:cut]
-    page.last_key = page.keys[-1]
+    page.last_key = leaf.key(a if page.reverse else b - 1)
     return True

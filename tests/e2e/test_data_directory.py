@@ -106,7 +106,7 @@ def test_a_snapshot_failing_on_a_full_disk_leaves_no_temporary_file(tmp_path, mo
                             AttributeDefinitions=[{"AttributeName": "pk", "AttributeType": "S"}],
                             StreamSpecification={"StreamEnabled": True, "StreamViewType": "NEW_IMAGE"})
         put(client, range(50))
-        module, name = (streamlog, "_frames") if part == "streams" else (snapshot, "_chunk_frames")
+        module, name = (streamlog, "_frames") if part == "streams" else (snapshot, "_span_frames")
         original = getattr(module, name)
 
         def full_disk(*args):

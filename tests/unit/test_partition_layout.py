@@ -7,6 +7,7 @@ from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dynalocal.storage import partition as partition_module
+from dynalocal.storage.leaf import head
 from dynalocal.storage.partition import Partition
 
 # 85 distinct keys, some prefixes of others: puts overwrite and deletes hit often enough to empty leaves
@@ -25,17 +26,24 @@ def model_range(model: dict, lo, hi, inclusive, reverse, limit=None) -> list[byt
 
 
 def check_leaves(part: Partition) -> None:
-    """The layout's own invariants: non-empty leaves in order, each max its last key, records aligned;
-    every key of the dict either in the leaves or (not yet placed) among the fresh keys, once."""
-    leaves, blobs, sizes, maxes = part._keys, part._blobs, part._sizes, part._maxes
-    assert all(leaves) and len(leaves) == len(blobs) == len(sizes) == len(maxes)
-    assert [len(leaf) for leaf in leaves] == [len(b) for b in blobs] == [len(s) for s in sizes]
-    assert maxes == [leaf[-1] for leaf in leaves]
-    flat = [k for leaf in leaves for k in leaf]
+    """The layout's own invariants: leaves in key order, each within its range (bound[i-1], bound[i]),
+    its buffers aligned; each leaf's pending changes within its range; no leaf empty or (beside
+    another leaf) over 2 * LOAD."""
+    leaves, changes, bounds = part._leaves, part._changes, part._bounds
+    assert len(leaves) == len(changes) == len(bounds)
+    assert bounds == sorted(bounds) and len(set(bounds)) == len(bounds)
+    flat = []
+    for i, leaf in enumerate(leaves):
+        keys = leaf.key_list()
+        assert len(keys) == len(leaf) == len(leaf.blob_list()) == len(leaf.heads) == len(leaf.ko) - 1
+        assert len(leaf) <= 2 * partition_module.LOAD
+        assert list(leaf.heads) == [head(k) for k in keys]
+        low = bounds[i - 1] if i else None
+        for key in keys + list(changes[i]):
+            assert (low is None or key > low) and key <= bounds[i]
+        assert len(changes[i]) < partition_module.FOLD
+        flat += keys
     assert flat == sorted(flat) and len(set(flat)) == len(flat)
-    assert sorted(flat + part._fresh) == sorted(part._map)
-    assert list(zip([b for leaf in blobs for b in leaf], [s for leaf in sizes for s in leaf])) == \
-        [part._map[k] for k in flat]
 
 
 PUT = st.tuples(st.just("put"), KEYS, st.integers(0, 50))
@@ -51,10 +59,10 @@ OPS = st.lists(st.one_of(
 @settings(max_examples=200, deadline=None)
 @given(OPS)
 def test_partition_matches_a_sorted_dict_model(ops):
-    saved = partition_module.LOAD, partition_module.FRESH_SCAN, partition_module.FRESH_MAX
-    # tiny leaves, so splits, merges and leaf-crossing reads all happen; deletes place fresh keys
-    # first; puts place them (one by one or by a rebuild) once a few have gathered
-    partition_module.LOAD, partition_module.FRESH_SCAN, partition_module.FRESH_MAX = 4, 2, 6
+    saved = partition_module.LOAD, partition_module.FOLD
+    # tiny leaves, so splits, joins and leaf-crossing reads all happen; a leaf merges its changes
+    # once three have gathered, or when a read of its range needs them
+    partition_module.LOAD, partition_module.FOLD = 4, 3
     try:
         part, model = Partition(0, 1), {}
         for op in ops:
@@ -79,8 +87,8 @@ def test_partition_matches_a_sorted_dict_model(ops):
                 assert [k for keys, _ in chunks for k in keys] == want
                 assert [r for _, recs in chunks for r in recs] == [model[k] for k in want]
                 read = []  # spans: whole leaves' columns and the slice [a:b] of each, in reading order
-                for keys, blobs, sizes, a, b in part.spans(lo, hi, inclusive, reverse, limit):
-                    span = list(zip(keys[a:b], zip(blobs[a:b], sizes[a:b])))
+                for leaf, a, b in part.spans(lo, hi, inclusive, reverse, limit):
+                    span = list(zip(leaf.key_list(a, b), zip(leaf.blob_list(a, b), leaf.sizes[a:b])))
                     read += span[::-1] if reverse else span
                 assert read == [(k, model[k]) for k in want]
                 assert list(part.range(lo, hi, inclusive=inclusive, reverse=reverse)) == \
@@ -93,7 +101,7 @@ def test_partition_matches_a_sorted_dict_model(ops):
         assert list(part.items()) == sorted(model.items())
         assert part.get(b"absent-key") is None
     finally:
-        partition_module.LOAD, partition_module.FRESH_SCAN, partition_module.FRESH_MAX = saved
+        partition_module.LOAD, partition_module.FOLD = saved
 
 
 def test_leaves_split_and_merge_and_reads_cross_them():
@@ -106,18 +114,19 @@ def test_leaves_split_and_merge_and_reads_cross_them():
             part.put(key, (key, 1))
             model[key] = (key, 1)
         check_leaves(part)
-        assert list(part.range(None, None)) == sorted(model)  # places the keys put since the last rebuild
-        for key in order[:60]:  # every one now placed: each found in its leaf, one at a time
+        assert list(part.range(None, None)) == sorted(model)  # merges the changes put since the last merge
+        for key in order[:60]:  # every one now in a leaf: each replaced there, one at a time
             part.put(key, (key, 1))
             part.put(bytes([key[0], 0]), (key, 1))
             model[bytes([key[0], 0])] = (key, 1)
             assert next(part.range(key, None)) == key
             check_leaves(part)
-        assert len(part._keys) > 10  # the single first leaf has split many times
-        for key in order[::3] + order[1::3]:  # drain most leaves below LOAD // 2: merges
+        assert len(part._leaves) > 10  # the single first leaf has split many times
+        for key in order[::3] + order[1::3]:  # drain most leaves below LOAD // 4: joins
             assert part.delete(key) == model.pop(key)
             check_leaves(part)
-        assert all(len(leaf) >= 2 for leaf in part._keys[:-1]) or len(part._keys) == 1
+        assert list(part.range(None, None)) == sorted(model)
+        assert all(len(leaf) >= 1 for leaf in part._leaves)
         want = sorted(model)
         for size in (1, 3, 7, 50):
             assert [k for keys, _ in part.chunks(None, None, size=size) for k in keys] == want
@@ -128,50 +137,48 @@ def test_leaves_split_and_merge_and_reads_cross_them():
         partition_module.LOAD = saved
 
 
-def test_mass_deletes_compact_the_dict() -> None:
-    """After most keys are deleted the dict is copied smaller (a dict never shrinks by itself); reads,
-    writes and order are unchanged by the copy."""
+def test_mass_deletes_leave_no_memory_behind() -> None:
+    """After most keys are deleted the leaves hold only what is left (a merge drops deleted items and
+    joins small leaves); reads, writes and order are unchanged."""
     part = Partition(0, 2**64)
     keys = [i.to_bytes(8, "big") for i in range(20_000)]
     for key in keys:
         part.put(key, (key, 1))
-    first = part._map
     for key in keys[:19_000]:
         part.delete(key)
-    assert part._map is not first and part.get is not first.get
     assert len(part) == 1000 and part.get(keys[-1]) == (keys[-1], 1) and part.get(keys[0]) is None
     assert list(part.range(None, None)) == keys[19_000:]
     check_leaves(part)
+    held = sum(len(leaf) for leaf in part._leaves) + sum(map(len, part._changes))
+    assert held <= 1000 + len(part._leaves) * partition_module.FOLD
+    assert len(part._leaves) <= 1000 // (partition_module.LOAD // 4) + 1
     part.put(keys[0], (b"x", 1))
     assert part.get(keys[0]) == (b"x", 1) and len(part) == 1001
 
 
-def test_partitions_place_fresh_keys_at_staggered_limits_not_all_in_one_round(monkeypatch) -> None:
-    """New keys spread evenly over a table's partitions: equal limits would make every partition
-    place its fresh keys in the same round of writes (a stall of all their placements at once);
-    staggered limits spread the placements over the rounds."""
-    monkeypatch.setattr(partition_module, "FRESH_MAX", 256)
-    monkeypatch.setattr(partition_module, "LOAD", 64)  # placement waits for more than LOAD fresh keys
+def test_a_write_merges_at_most_one_leaf(monkeypatch) -> None:
+    """New keys spread evenly over partitions: each leaf merges its own changes when it has FOLD of them,
+    so no write merges more than one leaf (and its neighbour, when they are joined), however many
+    partitions and leaves reach their limits in the same round of writes."""
     count, step = 100, (1 << 64) // 100
     parts = [Partition(i * step, (i + 1) * step) for i in range(count)]
-    limits = [p._fresh_max for p in parts]
-    assert min(limits) >= 192 and max(limits) < 320 and len(set(limits)) > count // 2
-    for i, part in enumerate(parts):  # large partitions: the limit, not the doubling, triggers placement
+    for i, part in enumerate(parts):
         keys = [(i * step + 2 * n).to_bytes(8, "big") for n in range(8 * 256)]
         part.load(keys, [(b"v", 1)] * len(keys))
-    settled: list[int] = []  # placements per round (one new key per partition)
-    settle = Partition._settle
+    folds: list[int] = []
+    fold = Partition._fold
 
-    def counted(self: Partition) -> None:
-        settled[-1] += 1
-        settle(self)
+    def counted(self: Partition, li: int) -> None:
+        folds[-1] += 1
+        fold(self, li)
 
-    monkeypatch.setattr(Partition, "_settle", counted)
+    monkeypatch.setattr(Partition, "_fold", counted)
     for n in range(400):
-        settled.append(0)
         for i, part in enumerate(parts):
+            folds.append(0)
             part.put((i * step + 2 * n + 1).to_bytes(8, "big"), (b"w", 1))
-    assert sum(settled) >= count, "every partition placed its fresh keys"
-    assert max(settled) <= count // 10, f"at most a few placements per round, got {max(settled)}"
+    assert sum(folds) >= count, "every partition merged its changes"
+    assert max(folds) == 1
     for part in parts:
-        assert [k for k, _ in part.items()] == sorted(part._map)
+        assert [k for k, _ in part.items()] == sorted(k for k, _ in part.items())
+        check_leaves(part)

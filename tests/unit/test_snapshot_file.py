@@ -10,14 +10,16 @@ from pathlib import Path
 import pytest
 from test_persistence import make_table, record_for, state
 
+from dynalocal.journal import chunks
 from dynalocal.journal import snapshot as snap
+from dynalocal.storage import partition
 from dynalocal.journal import wal
 from dynalocal.storage.database import Database
 from dynalocal.storage.mutation import Mutation
 
 
 def test_snapshot_round_trip_with_partitions_metadata_and_big_chunks(tmp_path, monkeypatch):
-    monkeypatch.setattr(snap, "CHUNK_BYTES", 2000)  # force chunk splitting
+    monkeypatch.setattr(partition, "LOAD", 8)  # many leaves, so chunks start and end inside leaves too
     db = Database()
     a = make_table(db, "alpha", 4, tags={"k": "v"}, ttl_attribute="exp", extra={"TableClass": "STANDARD"})
     a.contributor_insights[None] = "ENABLED"
@@ -37,8 +39,9 @@ def test_snapshot_round_trip_with_partitions_metadata_and_big_chunks(tmp_path, m
 
 
 def test_snapshot_chunks_are_compressed_and_earlier_formats_still_load(tmp_path, monkeypatch):
-    """`write` compresses chunks with zstd ("S" frames of "L" chunks); snapshots of plain "L" chunks, and of
-    plain "K" and "C" chunks, zstd "S" frames of "K" chunks and zlib "Z" chunks (earlier versions), load the same."""
+    """`write` writes a "P" chunk per leaf, each buffer compressed with zstd; snapshots of zstd "S" frames of
+    "L" chunks, plain "L" chunks, plain "K" and "C" chunks, zstd "S" frames of "K" chunks and zlib "Z" chunks
+    (earlier versions), load the same."""
     db = Database()
     entry = make_table(db, "alpha", 2)
     for i in range(500):
@@ -47,37 +50,44 @@ def test_snapshot_chunks_are_compressed_and_earlier_formats_still_load(tmp_path,
     list(image.capture(db, chunk=100))
     compressed = snap.write(image, tmp_path, 1)
     kinds = {payload[:1] for _, payload in wal.read_frames(snap.snapshot_path(tmp_path, 1).read_bytes(), 8)}
-    assert kinds == {b"M", b"S", b"E"}
-    chunk_frames = snap._chunk_frames
-    monkeypatch.setattr(snap, "_chunk_frames", _earlier_chunk_frames(chunk_frames, lambda raw: raw))  # "C"
+    assert kinds == {b"M", b"P", b"E"}
+    chunk_frames = _columns_frames  # "S" frames of "L" chunks, as the version before "P" chunks wrote them
+    monkeypatch.setattr(snap, "_span_frames", chunk_frames)
+    snap.write(image, tmp_path, 7)
+    monkeypatch.setattr(snap, "_span_frames", _earlier_chunk_frames(chunk_frames, lambda raw: raw))  # "C"
     plain = snap.write(image, tmp_path, 2)
     zlibbed = _earlier_chunk_frames(chunk_frames, lambda raw: b"Z" + zlib.compress(raw))
-    monkeypatch.setattr(snap, "_chunk_frames", zlibbed)
+    monkeypatch.setattr(snap, "_span_frames", zlibbed)
     snap.write(image, tmp_path, 3)
-    monkeypatch.setattr(snap, "_chunk_frames", lambda *args: (  # "L" chunks, not compressed
+    monkeypatch.setattr(snap, "_span_frames", lambda *args: (  # "L" chunks, not compressed
         wal.frame(snap.plain_chunk(framed[wal.FRAME.size:])) for framed in chunk_frames(*args)))
     snap.write(image, tmp_path, 4)
-    monkeypatch.setattr(snap, "_chunk_frames", _earlier_chunk_frames(chunk_frames, lambda raw: raw, _k_payload))
+    monkeypatch.setattr(snap, "_span_frames", _earlier_chunk_frames(chunk_frames, lambda raw: raw, _k_payload))
     snap.write(image, tmp_path, 5)
-    monkeypatch.setattr(snap, "_chunk_frames", _earlier_chunk_frames(
-        chunk_frames, lambda raw: b"S" + snap._zstd().compress(raw), _k_payload))
+    monkeypatch.setattr(snap, "_span_frames", _earlier_chunk_frames(
+        chunk_frames, lambda raw: b"S" + chunks._zstd().compress(raw), _k_payload))
     snap.write(image, tmp_path, 6)
     monkeypatch.undo()
-    for generation, kind in ((4, b"L"), (5, b"K")):
+    for generation, kind in ((7, b"S"), (4, b"L"), (5, b"K")):
         kinds = {payload[:1] for _, payload in wal.read_frames(snap.snapshot_path(tmp_path, generation).read_bytes(), 8)}
         assert kinds == {b"M", kind, b"E"}
     assert compressed * 3 < plain
-    for generation in (1, 2, 3, 4, 5, 6):
+    for generation in (1, 2, 3, 4, 5, 6, 7):
         restored = Database()
         assert snap.load(snap.snapshot_path(tmp_path, generation), restored) == (1, 500)
         assert state(restored) == state(db)
 
 
+def _columns_frames(index, leaf, a, b):
+    """A span's "S" frames of "L" chunks (columns), as snapshots were written before "P" chunks."""
+    yield from chunks.chunk_frames(index, leaf.key_list(a, b), leaf.blob_list(a, b), leaf.sizes[a:b])
+
+
 def _earlier_chunk_frames(chunk_frames, encode, payload=None):
-    """_chunk_frames as an earlier version wrote them: the "C" payload (or `payload`'s), as `encode` makes it, framed."""
+    """chunk_frames as an earlier version wrote them: the "C" payload (or `payload`'s), as `encode` makes it, framed."""
     def earlier(*args):
         for framed in chunk_frames(*args):
-            index, keys, blobs, sizes = snap._decode_chunk(framed[wal.FRAME.size:])
+            index, keys, blobs, sizes = chunks.decode_chunk(framed[wal.FRAME.size:])
             yield wal.frame(encode((payload or _c_payload)(index, keys, list(zip(blobs, sizes)))))
     return earlier
 
@@ -169,10 +179,39 @@ def test_a_chunk_whose_checksum_matches_but_whose_items_do_not_decode_is_a_damag
     sizes = struct.pack("<III", 3, 3, 3) if kind == b"L" and body else b""  # "L": three sizes, then the lists
     payload = kind + struct.pack("<II", 0, 3) + sizes + body
     with pytest.raises(snap.SnapshotError):
-        snap._decode_chunk(payload)
+        chunks.decode_chunk(payload)
+    _load_fails_with_chunks_of(tmp_path, payload)
+
+
+def _load_fails_with_chunks_of(tmp_path: Path, payload: bytes) -> None:
+    """A snapshot whose every chunk is `payload` (checksums intact) does not load."""
     path = snapshot_of_300(tmp_path)
     frames = list(wal.read_frames(path.read_bytes(), len(snap.MAGIC)))
-    damaged = [wal.frame(payload if p[:1] == b"S" else p) for _, p in frames]
+    damaged = [wal.frame(payload if p[:1] in chunks.CHUNKS else p) for _, p in frames]
     path.write_bytes(snap.MAGIC + b"".join(damaged))
     with pytest.raises(snap.SnapshotError):
         snap.load(path, Database())
+
+
+@pytest.mark.parametrize("damage", ["count", "lengths", "zstd", "offsets", "empty"])
+def test_a_leaf_chunk_that_does_not_match_its_header_is_a_damaged_snapshot(tmp_path, damage):
+    """A "P" chunk whose count, buffer lengths, compressed buffers or offsets disagree: SnapshotError,
+    from the checks of chunks.leaf_of and unpack_leaf, never a crash or a wrong table."""
+    from dynalocal.storage.leaf import Leaf
+
+    leaf = Leaf.of([b"key-0001", b"key-0002"], [b'{"a":1}', b'{"a":2}'], [3, 3])
+    payload = chunks.leaf_frame(0, leaf)[wal.FRAME.size:]
+    if damage == "count":
+        payload = payload[:5] + struct.pack("<I", 3) + payload[9:]
+    elif damage == "lengths":
+        payload = payload[:-1]
+    elif damage == "zstd":
+        payload = payload[:1 + 8 + 24] + b"\x00" * (len(payload) - 33)
+    elif damage == "offsets":
+        bad = Leaf(leaf.keys + b"x", leaf.ko, leaf.heads, leaf.body, leaf.bo, leaf.sizes)
+        payload = chunks.leaf_frame(0, bad)[wal.FRAME.size:]
+    else:
+        payload = chunks.leaf_frame(0, Leaf.of([], [], []))[wal.FRAME.size:]
+    with pytest.raises(snap.SnapshotError):
+        chunks.decode_chunk(payload)
+    _load_fails_with_chunks_of(tmp_path, payload)
