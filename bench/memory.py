@@ -12,6 +12,7 @@ import shutil
 import statistics
 import tempfile
 import threading
+import time
 from pathlib import Path
 
 import orjson
@@ -90,6 +91,7 @@ def measure(items: int) -> dict:
         for t in threads:
             t.join()
         after = target.rss_mb()
+        rest = _at_rest(target)
         conn = http.client.HTTPConnection("127.0.0.1", target.port)  # the first one idled past keep-alive
         size = _post(conn, "DescribeTable", b'{"TableName":"mem"}')["Table"]
         latency = _query_latency(target.url, size["ItemCount"] // PER_KEY)
@@ -98,8 +100,22 @@ def measure(items: int) -> dict:
     return {"startup_s_median": statistics.median(startups), "startup_s_all": startups,
             "idle_rss_mb": statistics.median(idle), "items": size["ItemCount"],
             "item_bytes_avg": size["TableSizeBytes"] / max(1, size["ItemCount"]),
-            "rss_before_mb": before, "rss_after_mb": after,
-            "bytes_per_item": (after - before) * 1024 * 1024 / max(1, size["ItemCount"]), **latency}
+            "rss_before_mb": before, "rss_after_mb": after, "rss_rest_mb": rest,
+            "bytes_per_item_at_once": (after - before) * 1024 * 1024 / max(1, size["ItemCount"]),
+            "bytes_per_item": (rest - before) * 1024 * 1024 / max(1, size["ItemCount"]), **latency}
+
+
+def _at_rest(target: peers.Target, quiet: float = 6.0, deadline: float = 30.0) -> float:
+    """The server's RSS (MB) once it has stayed within 1 MB for `quiet` seconds after a fill: what it holds
+    once its heap thread has returned the fill's free pages (http/hugepages.py), within `deadline` s."""
+    readings = [(time.monotonic(), target.rss_mb())]
+    while readings[-1][0] - readings[0][0] < deadline:
+        time.sleep(0.5)
+        readings.append((time.monotonic(), target.rss_mb()))
+        recent = [rss for at, rss in readings if at >= readings[-1][0] - quiet]
+        if readings[-1][0] - readings[0][0] >= quiet and max(recent) - min(recent) < 1.0:
+            break
+    return readings[-1][1]
 
 
 def snapshot_startup(items: int) -> dict:
@@ -143,7 +159,8 @@ def print_report(m: dict) -> None:
     print(f"\nstartup (process start to first answer): median {m['startup_s_median'] * 1000:.0f} ms over "
           f"{len(m['startup_s_all'])} starts; idle RSS {m['idle_rss_mb']:.1f} MB")
     print(f"{m['items']} items of {m['item_bytes_avg']:.0f} bytes (DynamoDB size): RSS {m['rss_before_mb']:.0f} -> "
-          f"{m['rss_after_mb']:.0f} MB, {m['bytes_per_item']:.0f} bytes per item")
+          f"{m['rss_after_mb']:.0f} MB right after the fill ({m['bytes_per_item_at_once']:.0f} bytes per item), "
+          f"{m['rss_rest_mb']:.0f} MB at rest: {m['bytes_per_item']:.0f} bytes per item")
     if "snapshot_startup_s" in m:
         print(f"start-up on a snapshot of {m['snapshot_items']} items (spawn to first answer): median "
               f"{m['snapshot_startup_s']:.2f} s ({', '.join(f'{t:.2f}' for t in m['snapshot_startup_s_all'])})")

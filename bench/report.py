@@ -73,7 +73,7 @@ def targets(results: dict, memory: dict | None) -> list[Row]:
         add(f"start-up on a snapshot of {memory['snapshot_items']} items: seconds to the first answer",
             memory["snapshot_startup_s"], "< 1", lambda v: v < 1)
     if memory and "bytes_per_item" in memory:
-        add(f"RSS per item at {memory['items']} items of {memory['item_bytes_avg']:.0f} bytes (bytes)",
+        add(f"RSS per item at rest at {memory['items']} items of {memory['item_bytes_avg']:.0f} bytes (bytes)",
             memory["bytes_per_item"], "< 300", lambda v: v < 300)
     for workload, by in results.items():
         if OFF in by:

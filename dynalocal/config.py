@@ -202,7 +202,7 @@ OPTIONS: tuple[Option, ...] = (
            metavar="DIR"),
     Option("huge_pages", "--no-huge-pages", "Leave the heap on small pages. By default a large heap (tables of "
            "many items) is backed with 2 MiB pages once it has grown (Linux 6.1+), for fewer TLB misses on reads; "
-           "see [Performance](#performance).", form="not"),
+           "freed heap pages are returned to the system either way. See [Performance](#performance).", form="not"),
 )
 # DynamoDB Local's flags that have no effect here: accepted and ignored.
 LOCAL_IGNORED = ("-optimizeDbBeforeStartup",  # DynamoDB Local compacts its SQLite files; nothing to do here

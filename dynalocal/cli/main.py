@@ -85,8 +85,7 @@ def main(argv: list[str] | None = None) -> None:
     except ConfigError as err:
         raise SystemExit(f"dynalocal: {err}") from None
     collector.install()  # long-lived data out of cycle collections: no 100 ms pauses on big tables
-    if settings.huge_pages:
-        hugepages.install()  # a large heap on 2 MiB pages: fewer TLB misses
+    hugepages.install(huge_pages=settings.huge_pages)  # free heap pages returned; a large heap on 2 MiB pages
     try:
         server.run()
     except OSError as err:  # e.g. the port is taken

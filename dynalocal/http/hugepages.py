@@ -1,4 +1,4 @@
-"""Huge pages for a large heap: fewer TLB misses when requests read items scattered over it.
+"""The heap's upkeep: free memory back to the system, and huge pages for fewer TLB misses on a large heap.
 
 A table of a million items keeps its keys, records and blobs in ~500 MB of small objects, and a request
 reads a few of them at random places. With 4 KiB pages nearly each such read also misses the TLB and walks
@@ -12,9 +12,15 @@ not huge yet, on this thread, with the GIL released: a one-off ~1-2 ms of CPU pe
 look over 500 MiB already done). Measured (README, Performance: *Huge pages*): on a 1M-item table, a
 Query(100) and a GetItem cost 18 % and 14 % less CPU in process; RSS is unchanged.
 
-Installed by the `dynalocal` command only (it acts on the whole process), unless `--no-huge-pages`.
-Elsewhere than Linux, or where the kernel refuses MADV_COLLAPSE (older than 6.1, or huge pages "never"),
-it does nothing.
+Before each pass (and whenever the heap has settled TRIM_GROWTH larger than at the last trim), the same
+thread calls glibc's `malloc_trim(0)`: a packed leaf is rebuilt as new buffers of 30-240 KB, and the
+freed ones leave holes in the C heap (about 7 % of a 1M-item table's RSS) that glibc keeps resident; the
+trim gives their pages back in 2-5 ms. A collapse then covers only 2 MiB ranges whose every page is
+resident (mincore(2)), so that it never turns a trimmed hole back into memory.
+
+Installed by the `dynalocal` command only (it acts on the whole process); `--no-huge-pages` leaves the
+trim. Elsewhere than Linux, or where the kernel refuses MADV_COLLAPSE (older than 6.1, or huge pages
+"never"), there is no collapse; without glibc, no trim.
 """
 from __future__ import annotations
 
@@ -30,11 +36,15 @@ MADV_COLLAPSE = 25  # linux/mman.h (6.1+)
 HUGE = 2 * 1024 * 1024  # a huge page (x86-64 and arm64 with 4 KiB base pages)
 DENSE = 0.9  # a mapping at least this resident is collapsed (absent pages in it become memory)
 GROWTH = 64 * 1024 * 1024  # heap growth (bytes) that makes a pass worth its work
+TRIM_GROWTH = 16 * 1024 * 1024  # heap growth (bytes) that makes a trim worth its 2-5 ms
+PAGE = 4096  # a base page
+LOW_BIT = bytes(byte & 1 for byte in range(256))  # mincore's byte -> 1 if the page is resident (bit 0), else 0
 SETTLED = 8 * 1024 * 1024  # growth over one PERIOD below which the heap has stopped growing
 PERIOD = 2.0  # seconds between looks at the heap's size (one read of /proc/self/status)
 log = logging.getLogger("dynalocal.hugepages")
 
 Madvise = Callable[[int, int, int], int]  # (address, length, advice) -> 0, or -1 with errno set
+Resident = Callable[[int, int], list[tuple[int, int]]]  # (start, end) -> the fully resident huge-page runs in it
 
 
 def mapping_bounds(head: list[bytes]) -> tuple[int, int] | None:
@@ -67,23 +77,69 @@ def dense_ranges(smaps: Iterable[bytes]) -> list[tuple[int, int]]:
     return ranges
 
 
-def collapse(madvise: Madvise, smaps_path: str = "/proc/self/smaps") -> int | None:
-    """Ask for huge pages over the dense ranges; the bytes asked for, None if the kernel refuses the advice."""
+def collapse(madvise: Madvise, resident: Resident, smaps_path: str = "/proc/self/smaps") -> int | None:
+    """Ask for huge pages over the fully resident runs of the dense ranges; the bytes asked for, None if the
+    kernel refuses the advice."""
     with open(smaps_path, "rb") as smaps:
         ranges = dense_ranges(smaps)
-    asked = refused = 0
-    for start, end in ranges:
-        if madvise(start, end - start, MADV_COLLAPSE) != 0 and ctypes.get_errno() == errno.EINVAL:
-            refused += 1  # not for this mapping (one marked MADV_NOHUGEPAGE), or not at all
-            continue
-        asked += end - start  # pages that failed (no huge page free now, unmapped since) wait for the next pass
-    return None if ranges and refused == len(ranges) else asked  # all refused: an older kernel, or THP "never"
+    asked = refused = tried = 0
+    for dense in ranges:
+        for start, end in resident(*dense):
+            tried += 1
+            if madvise(start, end - start, MADV_COLLAPSE) != 0 and ctypes.get_errno() == errno.EINVAL:
+                refused += 1  # not for this mapping (one marked MADV_NOHUGEPAGE), or not at all
+                continue
+            asked += end - start  # pages that failed (no huge page free now, unmapped since) wait for the next pass
+    return None if tried and refused == tried else asked  # all refused: an older kernel, or THP "never"
 
 
-def due(anon: int, base: int, previous: int) -> bool:
+def resident_runs(residency: bytes, start: int) -> list[tuple[int, int]]:
+    """The runs of whole huge pages in which every page is resident, from `residency` (mincore's vector of a
+    range starting at `start`, 2 MiB-aligned: one byte per page, bit 0 set if it is resident)."""
+    per_huge = HUGE // PAGE
+    runs: list[tuple[int, int]] = []
+    for first in range(0, len(residency) - per_huge + 1, per_huge):
+        if 0 in residency[first:first + per_huge].translate(LOW_BIT):
+            continue  # a page of it absent: collapsing would make it memory
+        address = start + first * PAGE
+        if runs and runs[-1][1] == address:
+            runs[-1] = (runs[-1][0], address + HUGE)
+        else:
+            runs.append((address, address + HUGE))
+    return runs
+
+
+def libc_resident() -> Resident:
+    """The fully resident runs of a range, by mincore(2); none where it fails (the range unmapped since)."""
+    mincore = ctypes.CDLL(None, use_errno=True).mincore
+    mincore.argtypes = [ctypes.c_void_p, ctypes.c_size_t, ctypes.c_void_p]
+    mincore.restype = ctypes.c_int
+
+    def resident(start: int, end: int) -> list[tuple[int, int]]:
+        vector = ctypes.create_string_buffer((end - start) // PAGE)
+        if mincore(start, end - start, vector) != 0:
+            return []
+        return resident_runs(vector.raw, start)
+    return resident
+
+
+def libc_trim() -> Callable[[], object] | None:
+    """glibc's malloc_trim(0), called with the GIL released (it returns free heap pages); None elsewhere."""
+    if sys.platform != "linux":
+        return None
+    try:
+        trim = ctypes.CDLL(None).malloc_trim
+    except (OSError, AttributeError):  # not glibc (musl has no malloc_trim)
+        return None
+    trim.argtypes = [ctypes.c_size_t]
+    trim.restype = ctypes.c_int
+    return lambda: trim(0)
+
+
+def due(anon: int, base: int, previous: int, growth: int = GROWTH) -> bool:
     """Whether the heap (`anon` bytes now, `previous` one PERIOD ago, `base` at the last pass) is worth a pass:
-    grown by GROWTH, and no longer growing (a pass never competes with the load or recovery that grows it)."""
-    return anon - base >= GROWTH and anon - previous < SETTLED
+    grown by `growth`, and no longer growing (a pass never competes with the load or recovery that grows it)."""
+    return anon - base >= growth and anon - previous < SETTLED
 
 
 def anonymous_bytes() -> int:
@@ -111,32 +167,44 @@ def libc_madvise() -> Madvise | None:
     return madvise
 
 
-def install(period: float = PERIOD) -> Callable[[], None]:
-    """Start the thread that collapses the heap as it grows; returns the function stopping it."""
+def install(period: float = PERIOD, huge_pages: bool = True) -> Callable[[], None]:
+    """Start the thread that trims the heap and collapses it as it grows; returns the function stopping it."""
     stop = threading.Event()
-    madvise = libc_madvise()
-    if madvise is None:
+    madvise = libc_madvise() if huge_pages else None
+    trim = libc_trim()
+    if madvise is None and trim is None:
         return stop.set
+    resident = libc_resident()
 
     def run() -> None:
-        base = previous = anonymous_bytes()
+        nonlocal madvise  # None once the kernel has refused the advice
+        base = trimmed = previous = anonymous_bytes()
         while not stop.wait(period):
             anon = anonymous_bytes()
-            base = min(base, anon)  # the heap shrank (a table deleted): growth counts from here
-            if due(anon, base, previous):
-                started = time.perf_counter()
-                try:
-                    asked = collapse(madvise)
-                except OSError as err:  # /proc unreadable (a sandbox): nothing to do here
-                    log.info("huge pages: cannot read this process's mappings (%s)", err)
-                    return
-                if asked is None:
-                    log.info("huge pages: the kernel does not collapse memory on request (MADV_COLLAPSE)")
-                    return
-                log.info("huge pages: asked for %d MiB of the heap in %.2f s", asked >> 20,
-                         time.perf_counter() - started)
+            base, trimmed = min(base, anon), min(trimmed, anon)  # the heap shrank (a table deleted)
+            collapsing = madvise is not None and due(anon, base, previous)
+            if trim is not None and (collapsing or due(anon, trimmed, previous, TRIM_GROWTH)):
+                trim()  # before a collapse: the holes it returns are then left out of the huge pages
+                trimmed = anon = anonymous_bytes()
+            if collapsing and madvise is not None:
+                madvise = pass_over(madvise, resident)
                 base = anon
             previous = anon
 
-    threading.Thread(target=run, name="dynalocal-huge-pages", daemon=True).start()
+    threading.Thread(target=run, name="dynalocal-heap", daemon=True).start()
     return stop.set
+
+
+def pass_over(madvise: Madvise, resident: Resident) -> Madvise | None:
+    """One collapse pass, logged; the madvise to go on with, None once the kernel has refused it."""
+    started = time.perf_counter()
+    try:
+        asked = collapse(madvise, resident)
+    except OSError as err:  # /proc unreadable (a sandbox): nothing to do here
+        log.info("huge pages: cannot read this process's mappings (%s)", err)
+        return None
+    if asked is None:
+        log.info("huge pages: the kernel does not collapse memory on request (MADV_COLLAPSE)")
+        return None
+    log.info("huge pages: asked for %d MiB of the heap in %.2f s", asked >> 20, time.perf_counter() - started)
+    return madvise

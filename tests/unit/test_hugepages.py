@@ -1,4 +1,4 @@
-"""Huge pages for a large heap (dynalocal.http.hugepages): which mappings, when, and the kernel's answer."""
+"""The heap's upkeep (dynalocal.http.hugepages): the trim, which huge pages, when, and the kernel's answer."""
 from __future__ import annotations
 
 import ctypes
@@ -12,7 +12,7 @@ from pathlib import Path
 import pytest
 
 from dynalocal.http import hugepages
-from dynalocal.http.hugepages import GROWTH, HUGE, MADV_COLLAPSE, SETTLED
+from dynalocal.http.hugepages import GROWTH, HUGE, MADV_COLLAPSE, PAGE, SETTLED
 
 MIB = 1024 * 1024
 
@@ -72,10 +72,56 @@ def test_a_kernel_that_refuses_the_advice_everywhere_stops_the_passes(tmp_path):
             return 0
         return madvise
 
-    assert hugepages.collapse(answering({0, 10 * HUGE}), path) is None  # no MADV_COLLAPSE, or huge pages "never"
+    assert hugepages.collapse(answering({0, 10 * HUGE}), whole, path) is None  # no MADV_COLLAPSE, or THP "never"
     assert asked == [(0, 8 * HUGE, MADV_COLLAPSE), (10 * HUGE, 2 * HUGE, MADV_COLLAPSE)]
-    assert hugepages.collapse(answering({0}), path) == 2 * HUGE  # one mapping not for huge pages: the others are
-    assert hugepages.collapse(answering({0}, errno.EAGAIN), path) == 10 * HUGE  # none free now: asked again later
+    assert hugepages.collapse(answering({0}), whole, path) == 2 * HUGE  # one mapping not for huge pages: the others are
+    assert hugepages.collapse(answering({0}, errno.EAGAIN), whole, path) == 10 * HUGE  # none free now: asked later
+
+
+def whole(start: int, end: int) -> list[tuple[int, int]]:
+    """Residency as if every page of a range were resident."""
+    return [(start, end)]
+
+
+def test_only_huge_pages_whose_every_page_is_resident_are_collapsed():
+    per_huge = HUGE // PAGE
+    residency = bytearray(b"\x01" * (5 * per_huge))
+    residency[per_huge + 7] = 0  # the second huge page has a hole (trimmed): collapsing it would fill it
+    residency[3 * per_huge] = 0  # the fourth too
+    residency[2 * per_huge + 3] = 0x81  # bits other than bit 0 are not residency
+    start = 0x7F0000000000
+    assert hugepages.resident_runs(bytes(residency), start) == [
+        (start, start + HUGE), (start + 2 * HUGE, start + 3 * HUGE), (start + 4 * HUGE, start + 5 * HUGE)]
+    assert hugepages.resident_runs(b"\x01" * (3 * per_huge + 5), start) == [(start, start + 3 * HUGE)]
+
+
+def test_mincore_tells_a_returned_page_from_a_resident_one():
+    if sys.platform != "linux":
+        pytest.skip(f"mincore's residency is read on Linux only ({sys.platform})")
+    resident = hugepages.libc_resident()
+    with mmap.mmap(-1, 4 * HUGE, flags=mmap.MAP_PRIVATE | mmap.MAP_ANONYMOUS) as region:
+        address = ctypes.addressof(ctypes.c_char.from_buffer(region))
+        first = -(-address // HUGE) * HUGE  # the region's first whole huge page
+        region.write(b"x" * len(region))
+        offset = first - address
+        assert resident(first, first + 2 * HUGE) == [(first, first + 2 * HUGE)]
+        region.madvise(mmap.MADV_DONTNEED, offset + HUGE, PAGE)  # one page of the second returned, as a trim does
+        assert resident(first, first + 2 * HUGE) == [(first, first + HUGE)]
+
+
+def test_a_trim_returns_freed_heap_pages():
+    trim = hugepages.libc_trim()
+    if trim is None:
+        pytest.skip(f"no glibc malloc_trim here ({sys.platform})")
+    blocks = [bytearray(100_000) for _ in range(400)]  # 40 MB from the C heap (above obmalloc's 512 bytes)
+    for block in blocks:
+        block[::PAGE] = b"x" * len(block[::PAGE])  # every page touched: resident
+    keep = blocks[::50]  # a few survivors pin the heap's top, so only a trim gives the rest back
+    del blocks
+    before = hugepages.anonymous_bytes()
+    trim()
+    assert hugepages.anonymous_bytes() <= before - 16 * MIB
+    assert len(keep) == 8
 
 
 def mapping_of(address: int) -> list[bytes]:
@@ -115,7 +161,7 @@ def test_the_kernel_backs_a_dense_mapping_with_huge_pages(tmp_path):
             return result
 
         ours = mapping(address, address + 8 * HUGE, "rw-p", "", 8 * HUGE // 1024)  # this region alone
-        asked = hugepages.collapse(recorded, smaps_file(tmp_path, ours))
+        asked = hugepages.collapse(recorded, hugepages.libc_resident(), smaps_file(tmp_path, ours))
         if asked is None:
             pytest.skip("this kernel does not collapse memory on request (MADV_COLLAPSE, Linux 6.1+)")
         if answers != [0]:
@@ -128,8 +174,8 @@ def test_the_kernel_backs_a_dense_mapping_with_huge_pages(tmp_path):
 def test_the_thread_stops_when_asked():
     before = set(threading.enumerate())
     stop = hugepages.install(period=0.01)
-    started = [t for t in set(threading.enumerate()) - before if t.name == "dynalocal-huge-pages"]
-    if hugepages.libc_madvise() is None:
+    started = [t for t in set(threading.enumerate()) - before if t.name == "dynalocal-heap"]
+    if hugepages.libc_madvise() is None and hugepages.libc_trim() is None:
         assert not started
         return
     assert len(started) == 1
