@@ -9,10 +9,13 @@ from __future__ import annotations
 
 from array import array
 from bisect import bisect_left
+from collections.abc import Callable
 from dataclasses import dataclass
 from itertools import accumulate
+from typing import Any
 
 from dynalocal.storage.index import TERM, TERM_NEXT, escape
+from dynalocal.storage.leaf import Leaf
 from dynalocal.storage.partition import SIZES, Sizes, Span
 from dynalocal.storage.table import ItemStore
 from dynalocal.values.keys import TOKEN_SPACE, prefix_successor
@@ -57,35 +60,26 @@ class Page:
             return b",".join(self.blobs)
         return b",".join([leaf.run(a, b) for leaf, a, b in self.spans])
 
-    @property
-    def blobs(self) -> list[bytes]:
-        out: list[bytes] = []
+    def _gather(self, out: Any, pick: Callable[[Leaf, int, int], Any]) -> Any:
+        """`out` extended by `pick(leaf, a, b)` of each span, in the page's order."""
         for leaf, a, b in self.spans:
-            got = leaf.blob_list(a, b)
+            got = pick(leaf, a, b)
             if self.reverse:
                 got.reverse()
             out += got
         return out
+
+    @property
+    def blobs(self) -> list[bytes]:
+        return self._gather([], lambda leaf, a, b: leaf.blob_list(a, b))
 
     @property
     def sizes(self) -> Sizes:
-        out = array(SIZES)
-        for leaf, a, b in self.spans:
-            got = leaf.sizes[a:b]
-            if self.reverse:
-                got.reverse()
-            out += got
-        return out
+        return self._gather(array(SIZES), lambda leaf, a, b: leaf.sizes[a:b])
 
     @property
     def keys(self) -> list[bytes]:
-        out: list[bytes] = []
-        for leaf, a, b in self.spans:
-            got = leaf.key_list(a, b)
-            if self.reverse:
-                got.reverse()
-            out += got
-        return out
+        return self._gather([], lambda leaf, a, b: leaf.key_list(a, b))
 
     def last_blob(self) -> bytes:
         leaf, a, b = self.spans[-1]
