@@ -1,6 +1,6 @@
 """The heap's upkeep: free memory back to the system, and huge pages for fewer TLB misses on a large heap.
 
-A table of a million items keeps its keys, records and blobs in ~500 MB of small objects, and a request
+A table of a million items keeps its items in ~300 MB of packed leaves (storage/leaf.py), and a request
 reads a few of them at random places. With 4 KiB pages nearly each such read also misses the TLB and walks
 the page tables; 2 MiB pages cover the whole heap with a few hundred TLB entries. Linux backs memory with
 huge pages by itself only where asked (transparent huge pages are "madvise" on most distributions) and
@@ -9,8 +9,9 @@ densely used anonymous mappings (the object heap; not thread stacks, which are m
 heap has grown by GROWTH since its last pass and then stopped growing for a PERIOD (a bulk load, a
 recovery, a fill that ended): a heap that never stops growing stays as it is. A pass copies only what is
 not huge yet, on this thread, with the GIL released: a one-off ~1-2 ms of CPU per MiB of heap (5 ms to
-look over 500 MiB already done). Measured (README, Performance: *Huge pages*): on a 1M-item table, a
-Query(100) and a GetItem cost 18 % and 14 % less CPU in process; RSS is unchanged.
+look over 500 MiB already done). Measured (README, Performance: *Huge pages*): with one object per item, a
+Query(100) and a GetItem on a 1M-item table cost 18 % and 14 % less CPU in process; with packed leaves,
+whose few buffers sit on few pages anyway, no gain shows (kept: it costs nothing measurable either).
 
 Before each pass (and whenever the heap has settled TRIM_GROWTH larger than at the last trim), the same
 thread calls glibc's `malloc_trim(0)`: a packed leaf is rebuilt as new buffers of 30-240 KB, and the
@@ -34,7 +35,7 @@ from collections.abc import Callable, Iterable
 
 MADV_COLLAPSE = 25  # linux/mman.h (6.1+)
 HUGE = 2 * 1024 * 1024  # a huge page (x86-64 and arm64 with 4 KiB base pages)
-DENSE = 0.9  # a mapping at least this resident is collapsed (absent pages in it become memory)
+DENSE = 0.9  # a mapping at least this resident is worth reading page by page (mincore) for whole huge pages
 GROWTH = 64 * 1024 * 1024  # heap growth (bytes) that makes a pass worth its work
 TRIM_GROWTH = 16 * 1024 * 1024  # heap growth (bytes) that makes a trim worth its 2-5 ms
 PAGE = 4096  # a base page
