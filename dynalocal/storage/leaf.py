@@ -57,25 +57,31 @@ def _heads(keys: list[bytes]) -> Offsets:
 
 _LANES = b"\x01\x00\x00\x00" * (4 * 1024)  # a 1 in every 32-bit lane (the same in either byte order)
 _ORDER = sys.byteorder
-SHORT_RUN = 24  # runs up to this long are shifted element by element, longer ones as one big number
+SHORT_RUN = 64  # runs up to this long take their lanes' number from a table (most runs of a fold are short)
+_LANE_NUMBERS = [int.from_bytes(_LANES[:4 * n], _ORDER) for n in range(SHORT_RUN + 1)]
+_from_bytes = int.from_bytes
 
 
 def _shifted(offsets: Offsets, a: int, b: int, delta: int) -> Offsets:
     """offsets[a:b], each moved by delta, in C.
 
-    A long run is shifted as one integer: its bytes read as a number whose 32-bit lanes are the offsets,
+    The run is shifted as one integer: its bytes read as a number whose 32-bit lanes are the offsets,
     plus delta times the number with a 1 in each lane. Every moved offset lies in [0, 2**32), so no
-    carry or borrow crosses a lane and the sum's bytes are the moved offsets (a few µs for a leaf's
-    worth, against ~70 ns an element for `map`)."""
+    carry or borrow crosses a lane and the sum's bytes are the moved offsets. Measured cheaper than
+    `map(delta.__add__, ...)` from two offsets on (0.46 against 0.49 µs; 0.59 against 1.73 µs for 24,
+    3.9 against 29 µs for 512), with the lanes' number of a short run from a table."""
     part = offsets[a:b]
     if not delta:
         return part
     n = b - a
-    if n <= SHORT_RUN or n > len(_LANES) // 4:
+    if n <= SHORT_RUN:
+        lanes = _LANE_NUMBERS[n]
+    elif n <= len(_LANES) // 4:
+        lanes = _from_bytes(_LANES[:4 * n], _ORDER)
+    else:
         return array(COLUMN, map(delta.__add__, part))
-    moved = int.from_bytes(part, _ORDER) + delta * int.from_bytes(_LANES[:4 * n], _ORDER)
     out = array(COLUMN)
-    out.frombytes(moved.to_bytes(4 * n, _ORDER))
+    out.frombytes((_from_bytes(part, _ORDER) + delta * lanes).to_bytes(4 * n, _ORDER))
     return out
 
 

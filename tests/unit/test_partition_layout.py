@@ -1,13 +1,14 @@
 """The key-ordered leaf layout of Partition against a plain model (a dict + sorted keys)."""
 from __future__ import annotations
 
+from array import array
 from bisect import bisect_left, bisect_right
 
 from hypothesis import given, settings
 from hypothesis import strategies as st
 
 from dynalocal.storage import partition as partition_module
-from dynalocal.storage.leaf import head
+from dynalocal.storage.leaf import COLUMN, _shifted, head
 from dynalocal.storage.partition import Partition
 
 # 85 distinct keys, some prefixes of others: puts overwrite and deletes hit often enough to empty leaves
@@ -182,3 +183,16 @@ def test_a_write_merges_at_most_one_leaf(monkeypatch) -> None:
     for part in parts:
         assert [k for k, _ in part.items()] == sorted(k for k, _ in part.items())
         check_leaves(part)
+
+
+@settings(max_examples=300, deadline=None)
+@given(st.lists(st.integers(0, 2**31), max_size=1200), st.data())
+def test_shifted_moves_each_offset_of_a_run_by_delta(offsets, data) -> None:
+    """Short runs (the lanes' number from the table), long ones (from the lanes' bytes) and empty ones, by
+    any delta that keeps every moved offset a u32: the same as adding delta to each."""
+    values = array(COLUMN, offsets)
+    a = data.draw(st.integers(0, len(values)))
+    b = data.draw(st.integers(a, len(values)))
+    run = values[a:b]
+    delta = data.draw(st.integers(-min(run, default=0), 2**32 - 1 - max(run, default=0)))
+    assert _shifted(values, a, b, delta) == array(COLUMN, [v + delta for v in run])
