@@ -55,11 +55,10 @@ def _heads(keys: list[bytes]) -> Offsets:
     return out
 
 
-_LANES = b"\x01\x00\x00\x00" * (4 * 1024)  # a 1 in every 32-bit lane (the same in either byte order)
+_LANE = b"\x01\x00\x00\x00"  # a 1 in a 32-bit lane (the same in either byte order)
 _ORDER = sys.byteorder
 SHORT_RUN = 64  # runs up to this long take their lanes' number from a table (most runs of a fold are short)
-_LANE_NUMBERS = [int.from_bytes(_LANES[:4 * n], _ORDER) for n in range(SHORT_RUN + 1)]
-_from_bytes = int.from_bytes
+_LANE_NUMBERS = [int.from_bytes(_LANE * n, _ORDER) for n in range(SHORT_RUN + 1)]
 
 
 def _shifted(offsets: Offsets, a: int, b: int, delta: int) -> Offsets:
@@ -74,14 +73,9 @@ def _shifted(offsets: Offsets, a: int, b: int, delta: int) -> Offsets:
     if not delta:
         return part
     n = b - a
-    if n <= SHORT_RUN:
-        lanes = _LANE_NUMBERS[n]
-    elif n <= len(_LANES) // 4:
-        lanes = _from_bytes(_LANES[:4 * n], _ORDER)
-    else:
-        return array(COLUMN, map(delta.__add__, part))
+    lanes = _LANE_NUMBERS[n] if n <= SHORT_RUN else int.from_bytes(_LANE * n, _ORDER)
     out = array(COLUMN)
-    out.frombytes((_from_bytes(part, _ORDER) + delta * lanes).to_bytes(4 * n, _ORDER))
+    out.frombytes((int.from_bytes(part, _ORDER) + delta * lanes).to_bytes(4 * n, _ORDER))
     return out
 
 
