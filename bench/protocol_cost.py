@@ -63,8 +63,9 @@ class Transport:
 
 
 class Round:
-    """The event loop as a protocol sees it, where `call_soon` callbacks (the held answers' write at the
-    end of the loop's round) run when `end` is called: once per request here, as with one busy connection."""
+    """The event loop as a protocol sees it, where `call_soon` callbacks (the requests received in the
+    round, then the write of their held answers) run when `end` is called: once per request here, as
+    with one busy connection."""
 
     def __init__(self, loop: asyncio.AbstractEventLoop) -> None:
         self.loop = loop
@@ -74,9 +75,11 @@ class Round:
         self.soon.append((callback, args))
 
     def end(self) -> None:
-        soon, self.soon = self.soon, []
-        for callback, args in soon:
-            callback(*args)
+        """Run the round's callbacks and those they schedule (the requests run, then their answers written)."""
+        while self.soon:
+            soon, self.soon = self.soon, []
+            for callback, args in soon:
+                callback(*args)
 
     def __getattr__(self, name: str):
         return getattr(self.loop, name)
