@@ -11,8 +11,9 @@ not a Python object per key and per item; README, RSS per item):
     sizes  array(I)  each item's DynamoDB size
 
 A run of neighbouring items is one slice of `body` (the Query path copies no item on its own), and
-a run of a leaf copied into another is a slice of each buffer (`Builder`): merging k changes into a
-leaf is Python work per change and C work (memcpy, offset shifts) per item. Leaves are immutable,
+a run of a leaf copied into another is a slice of each buffer (`Builder`; of the keys and the body, a
+view, so their bytes are copied once, by the new leaf's join): merging k changes into a leaf is Python
+work per change and C work (memcpy, offset shifts) per item. Leaves are immutable,
 so a reader may keep a reference to one (a page, a snapshot) while the partition replaces it.
 
 A point read finds the keys sharing the key's first four bytes by bisection of `heads` in C (stored
@@ -182,8 +183,8 @@ class Builder:
     __slots__ = ("_keys", "_body", "_ko", "_heads", "_bo", "_sizes", "_klen", "_blen")
 
     def __init__(self) -> None:
-        self._keys: list[bytes] = []
-        self._body: list[bytes] = []
+        self._keys: list[bytes | memoryview] = []
+        self._body: list[bytes | memoryview] = []
         self._ko, self._bo = array(COLUMN, (0,)), array(COLUMN, (0,))
         self._heads, self._sizes = array(COLUMN), array(COLUMN)
         self._klen = self._blen = 0
@@ -197,8 +198,8 @@ class Builder:
             return
         ko, bo = leaf.ko, leaf.bo
         k0, k1, b0, b1 = ko[a], ko[b], bo[a], bo[b]
-        self._keys.append(leaf.keys[k0:k1])
-        self._body.append(leaf.body[b0:b1])
+        self._keys.append(memoryview(leaf.keys)[k0:k1])  # a view: copied once, by `leaf`'s join
+        self._body.append(memoryview(leaf.body)[b0:b1])
         self._ko += _shifted(ko, a + 1, b + 1, self._klen - k0)
         self._bo += _shifted(bo, a + 1, b + 1, self._blen - b0)
         self._heads += leaf.heads[a:b]
@@ -223,13 +224,14 @@ class Builder:
 def merged(leaf: Leaf, changes: Sequence[tuple[bytes, Record | None]]) -> Leaf:
     """`leaf` with sorted, distinct changes applied: a record puts (or replaces) its key, None deletes it.
 
-    The items between two changes are copied as one run (a slice of each buffer, the offsets shifted
-    in C); the Python work is per change. One function, its loop inlined: this is the cost of a new key
-    (README, The packed store)."""
+    The items between two changes are copied as one run (a view of the keys and the body, copied once
+    by the join; a slice of each column, the offsets shifted in C); the Python work is per change.
+    One function, its loop inlined: this is the cost of a new key (README, The packed store)."""
     keys, ko, heads, body, bo, sizes = leaf.keys, leaf.ko, leaf.heads, leaf.body, leaf.bo, leaf.sizes
     n = len(sizes)
-    key_parts: list[bytes] = []
-    body_parts: list[bytes] = []
+    kview, bview = memoryview(keys), memoryview(body)  # runs are views: copied once, by the join
+    key_parts: list[bytes | memoryview] = []
+    body_parts: list[bytes | memoryview] = []
     out_ko, out_bo, out_heads, out_sizes = array(COLUMN, (0,)), array(COLUMN, (0,)), array(COLUMN), array(COLUMN)
     klen = blen = done = 0
     for key, record in changes:
@@ -247,8 +249,8 @@ def merged(leaf: Leaf, changes: Sequence[tuple[bytes, Record | None]]) -> Leaf:
                     hi = mid
         if at > done:  # the run of unchanged items [done, at)
             k0, k1, b0, b1 = ko[done], ko[at], bo[done], bo[at]
-            key_parts.append(keys[k0:k1])
-            body_parts.append(body[b0:b1])
+            key_parts.append(kview[k0:k1])
+            body_parts.append(bview[b0:b1])
             out_ko += _shifted(ko, done + 1, at + 1, klen - k0)
             out_bo += _shifted(bo, done + 1, at + 1, blen - b0)
             out_heads += heads[done:at]
@@ -272,8 +274,8 @@ def merged(leaf: Leaf, changes: Sequence[tuple[bytes, Record | None]]) -> Leaf:
         return leaf  # nothing changed
     if done < n:
         k0, b0 = ko[done], bo[done]
-        key_parts.append(keys[k0:])
-        body_parts.append(body[b0:])
+        key_parts.append(kview[k0:])
+        body_parts.append(bview[b0:])
         out_ko += _shifted(ko, done + 1, n + 1, klen - k0)
         out_bo += _shifted(bo, done + 1, n + 1, blen - b0)
         out_heads += heads[done:]

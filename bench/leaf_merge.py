@@ -1,0 +1,63 @@
+"""CPU cost of one fold of a leaf (`storage.leaf.merged`: 32 new keys into 512-1,023 items), warm and cold.
+
+    .venv/bin/python bench/leaf_merge.py [--leaves 1500] [--repeats 7]
+
+`warm` merges into one leaf over and over (its buffers stay in the CPU's caches); `cold` merges into
+each of `--leaves` leaves in a shuffled order, ~170 KB each (1,500 leaves: ~250 MB, far beyond the
+caches), as BatchWriteItem of new keys does on a table of a million items. Each figure is the median
+over `--repeats` of the mean process-CPU µs per merge. Items are 230-byte blobs under 22-byte keys.
+"""
+from __future__ import annotations
+
+import argparse
+import random
+import statistics
+import time
+from array import array
+
+from dynalocal.storage.leaf import COLUMN, Leaf, merged
+
+BLOB = b'{"pk":{"S":"b-123456789-12"},"payload":{"S":"' + b"x" * 180 + b'"}}'
+SIZE = 230
+
+
+def _key(rng: random.Random) -> bytes:
+    return rng.randrange(1 << 62).to_bytes(8, "big") + b"\x00\x0cb-123456789"
+
+
+def _leaf(rng: random.Random) -> Leaf:
+    keys = sorted({_key(rng) for _ in range(rng.randrange(512, 1024))})
+    return Leaf.of(keys, [BLOB] * len(keys), array(COLUMN, [SIZE] * len(keys)))
+
+
+def _changes(rng: random.Random) -> list[tuple[bytes, tuple[bytes, int]]]:
+    return sorted((_key(rng), (BLOB, SIZE)) for _ in range(32))
+
+
+def _mean_us(pairs: list[tuple[Leaf, list]]) -> float:
+    start = time.process_time()
+    for leaf, changes in pairs:
+        merged(leaf, changes)
+    return (time.process_time() - start) / len(pairs) * 1e6
+
+
+def main() -> None:
+    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--leaves", type=int, default=1500)
+    parser.add_argument("--repeats", type=int, default=7)
+    args = parser.parse_args()
+    rng = random.Random(1)
+    pairs = [(_leaf(rng), _changes(rng)) for _ in range(args.leaves)]
+    warm = [pairs[0]] * args.leaves
+    out: dict[str, list[float]] = {"warm": [], "cold": []}
+    for _ in range(args.repeats):
+        rng.shuffle(pairs)
+        out["cold"].append(_mean_us(pairs))
+        out["warm"].append(_mean_us(warm))
+    for name, figures in out.items():
+        print(f"{name}: {statistics.median(figures):6.1f} µs per merge of 32 new keys "
+              f"(min {min(figures):.1f}, max {max(figures):.1f})")
+
+
+if __name__ == "__main__":
+    main()
