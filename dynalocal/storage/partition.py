@@ -29,7 +29,7 @@ from dynalocal.storage.leaf import COLUMN, EMPTY, Leaf, Record, joined, merged
 
 CHUNK = 256  # keys per C-level step of an ordered read
 LOAD = 512  # leaf length: split above 2 * LOAD, joined with a neighbour below LOAD // 4
-FOLD = 32  # changes a leaf gathers before they are merged into it
+FOLD = 128  # changes a leaf gathers before they are merged into it (README, The packed store)
 BULK_SHARE = 8  # a load of more than 1/8 of the partition's keys merges leaf by leaf instead of key by key
 SIZES = COLUMN  # array type of sizes: unsigned 32-bit (an item is at most 400 KB)
 Sizes = Any  # array('I') of item sizes (array is not generic before Python 3.12)
