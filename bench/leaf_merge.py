@@ -1,6 +1,6 @@
-"""CPU cost of one fold of a leaf (`storage.leaf.merged`: 32 new keys into 512-1,023 items), warm and cold.
+"""CPU cost of one fold of a leaf (`storage.leaf.merged`: FOLD new keys into 512-1,023 items), warm and cold.
 
-    .venv/bin/python bench/leaf_merge.py [--leaves 1500] [--repeats 7]
+    .venv/bin/python bench/leaf_merge.py [--keys 128] [--leaves 1500] [--repeats 7]
 
 `warm` merges into one leaf over and over (its buffers stay in the CPU's caches); `cold` merges into
 each of `--leaves` leaves in a shuffled order, ~200 KB each (1,500 leaves: ~300 MB, far beyond the
@@ -17,6 +17,7 @@ import time
 from array import array
 
 from dynalocal.storage.leaf import COLUMN, Leaf, merged
+from dynalocal.storage.partition import FOLD
 
 BLOB = b'{"pk":{"S":"b-123456789-12"},"payload":{"S":"' + b"x" * 180 + b'"}}'
 SIZE = 230
@@ -31,8 +32,8 @@ def _leaf(rng: random.Random) -> Leaf:
     return Leaf.of(keys, [BLOB] * len(keys), array(COLUMN, [SIZE] * len(keys)))
 
 
-def _changes(rng: random.Random) -> list[tuple[bytes, tuple[bytes, int]]]:
-    return sorted((_key(rng), (BLOB, SIZE)) for _ in range(32))
+def _changes(rng: random.Random, count: int = FOLD) -> list[tuple[bytes, tuple[bytes, int]]]:
+    return sorted((_key(rng), (BLOB, SIZE)) for _ in range(count))
 
 
 def _mean_us(pairs: list[tuple[Leaf, list]]) -> float:
@@ -44,11 +45,12 @@ def _mean_us(pairs: list[tuple[Leaf, list]]) -> float:
 
 def main() -> None:
     parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
+    parser.add_argument("--keys", type=int, default=FOLD, help="new keys per merge (default: FOLD)")
     parser.add_argument("--leaves", type=int, default=1500)
     parser.add_argument("--repeats", type=int, default=7)
     args = parser.parse_args()
     rng = random.Random(1)
-    pairs = [(_leaf(rng), _changes(rng)) for _ in range(args.leaves)]
+    pairs = [(_leaf(rng), _changes(rng, args.keys)) for _ in range(args.leaves)]
     warm = [pairs[0]] * args.leaves
     out: dict[str, list[float]] = {"warm": [], "cold": []}
     for _ in range(args.repeats):
@@ -56,7 +58,7 @@ def main() -> None:
         out["cold"].append(_mean_us(pairs))
         out["warm"].append(_mean_us(warm))
     for name, figures in out.items():
-        print(f"{name}: {statistics.median(figures):6.1f} µs per merge of 32 new keys "
+        print(f"{name}: {statistics.median(figures):6.1f} µs per merge of {args.keys} new keys "
               f"(min {min(figures):.1f}, max {max(figures):.1f})")
 
 

@@ -233,12 +233,14 @@ def merged(leaf: Leaf, changes: Sequence[tuple[bytes, Record | None]]) -> Leaf:
     key_parts: list[bytes | memoryview] = []
     body_parts: list[bytes | memoryview] = []
     out_ko, out_bo, out_heads, out_sizes = array(COLUMN, (0,)), array(COLUMN, (0,)), array(COLUMN), array(COLUMN)
+    lane_numbers = _LANE_NUMBERS
     klen = blen = done = 0
     for key, record in changes:
         h = int.from_bytes(key[:4], "big")
         if len(key) < 4:
             h <<= 8 * (4 - len(key))
         at = bisect_left(heads, h, done)
+        found = False  # a new key's four bytes are nearly always its own: then it is not in the leaf
         if at < n and heads[at] == h:  # among the keys sharing the four bytes, by whole keys
             hi = bisect_right(heads, h, at)
             while at < hi:
@@ -247,18 +249,27 @@ def merged(leaf: Leaf, changes: Sequence[tuple[bytes, Record | None]]) -> Leaf:
                     at = mid + 1
                 else:
                     hi = mid
-        if at > done:  # the run of unchanged items [done, at)
+            found = at < n and keys[ko[at]:ko[at + 1]] == key
+        if at > done:  # the run of unchanged items [done, at); its offsets shifted as `_shifted` does, inlined
             k0, k1, b0, b1 = ko[done], ko[at], bo[done], bo[at]
             key_parts.append(kview[k0:k1])
             body_parts.append(bview[b0:b1])
-            out_ko += _shifted(ko, done + 1, at + 1, klen - k0)
-            out_bo += _shifted(bo, done + 1, at + 1, blen - b0)
+            m = at - done
+            lanes = lane_numbers[m] if m <= SHORT_RUN else int.from_bytes(_LANE * m, _ORDER)
+            part = ko[done + 1:at + 1]
+            if klen != k0:
+                part = array(COLUMN, (int.from_bytes(part, _ORDER) + (klen - k0) * lanes).to_bytes(4 * m, _ORDER))
+            out_ko += part
+            part = bo[done + 1:at + 1]
+            if blen != b0:
+                part = array(COLUMN, (int.from_bytes(part, _ORDER) + (blen - b0) * lanes).to_bytes(4 * m, _ORDER))
+            out_bo += part
             out_heads += heads[done:at]
             out_sizes += sizes[done:at]
             klen += k1 - k0
             blen += b1 - b0
             done = at
-        if at < n and keys[ko[at]:ko[at + 1]] == key:
+        if found:
             done = at + 1  # replaced or deleted
         if record is not None:
             blob = record[0]
