@@ -233,7 +233,6 @@ def merged(leaf: Leaf, changes: Sequence[tuple[bytes, Record | None]]) -> Leaf:
     key_parts: list[bytes | memoryview] = []
     body_parts: list[bytes | memoryview] = []
     out_ko, out_bo, out_heads, out_sizes = array(COLUMN, (0,)), array(COLUMN, (0,)), array(COLUMN), array(COLUMN)
-    lane_numbers = _LANE_NUMBERS
     klen = blen = done = 0
     for key, record in changes:
         h = int.from_bytes(key[:4], "big")
@@ -250,20 +249,12 @@ def merged(leaf: Leaf, changes: Sequence[tuple[bytes, Record | None]]) -> Leaf:
                 else:
                     hi = mid
             found = at < n and keys[ko[at]:ko[at + 1]] == key
-        if at > done:  # the run of unchanged items [done, at); its offsets shifted as `_shifted` does, inlined
+        if at > done:  # the run of unchanged items [done, at)
             k0, k1, b0, b1 = ko[done], ko[at], bo[done], bo[at]
             key_parts.append(kview[k0:k1])
             body_parts.append(bview[b0:b1])
-            m = at - done
-            lanes = lane_numbers[m] if m <= SHORT_RUN else int.from_bytes(_LANE * m, _ORDER)
-            part = ko[done + 1:at + 1]
-            if klen != k0:
-                part = array(COLUMN, (int.from_bytes(part, _ORDER) + (klen - k0) * lanes).to_bytes(4 * m, _ORDER))
-            out_ko += part
-            part = bo[done + 1:at + 1]
-            if blen != b0:
-                part = array(COLUMN, (int.from_bytes(part, _ORDER) + (blen - b0) * lanes).to_bytes(4 * m, _ORDER))
-            out_bo += part
+            out_ko += _shifted(ko, done + 1, at + 1, klen - k0)
+            out_bo += _shifted(bo, done + 1, at + 1, blen - b0)
             out_heads += heads[done:at]
             out_sizes += sizes[done:at]
             klen += k1 - k0
