@@ -1,12 +1,14 @@
-"""CPU cost of one fold of a leaf (`storage.leaf.merged`: FOLD new keys into 512-1,023 items), warm and cold.
+"""CPU cost of one fold of a leaf (`storage.merge.merged`: FOLD new keys into 512-1,023 items), warm and cold.
 
     .venv/bin/python bench/leaf_merge.py [--keys 128] [--leaves 1500] [--repeats 7]
 
 `warm` merges into one leaf over and over (its buffers stay in the CPU's caches); `cold` merges into
 each of `--leaves` leaves in a shuffled order, ~200 KB each (1,500 leaves: ~300 MB, far beyond the
 caches), as BatchWriteItem of new keys does on a table of a million items. Each figure is the median
-over `--repeats` of the mean process-CPU µs per merge. Items are 228-byte blobs (DynamoDB size 230)
-under 21-byte encoded keys (token, length, an 11-byte partition key).
+over `--repeats` of the mean process-CPU µs per merge, of `merged` (by columns from
+storage.merge.COLUMNS_FROM changes on) and of `merged_runs` (run by run, as below that count).
+Items are 228-byte blobs (DynamoDB size 230) under 21-byte encoded keys (token, length, an
+11-byte partition key).
 """
 from __future__ import annotations
 
@@ -16,7 +18,8 @@ import statistics
 import time
 from array import array
 
-from dynalocal.storage.leaf import COLUMN, Leaf, merged
+from dynalocal.storage.leaf import COLUMN, Leaf, merged_runs
+from dynalocal.storage.merge import merged
 from dynalocal.storage.partition import FOLD
 
 BLOB = b'{"pk":{"S":"b-123456789-12"},"payload":{"S":"' + b"x" * 180 + b'"}}'
@@ -36,10 +39,10 @@ def _changes(rng: random.Random, count: int = FOLD) -> list[tuple[bytes, tuple[b
     return sorted((_key(rng), (BLOB, SIZE)) for _ in range(count))
 
 
-def _mean_us(pairs: list[tuple[Leaf, list]]) -> float:
+def _mean_us(pairs: list[tuple[Leaf, list]], merge=merged) -> float:
     start = time.process_time()
     for leaf, changes in pairs:
-        merged(leaf, changes)
+        merge(leaf, changes)
     return (time.process_time() - start) / len(pairs) * 1e6
 
 
@@ -52,11 +55,13 @@ def main() -> None:
     rng = random.Random(1)
     pairs = [(_leaf(rng), _changes(rng, args.keys)) for _ in range(args.leaves)]
     warm = [pairs[0]] * args.leaves
-    out: dict[str, list[float]] = {"warm": [], "cold": []}
+    out: dict[str, list[float]] = {"warm": [], "cold": [], "warm, run by run": [], "cold, run by run": []}
     for _ in range(args.repeats):
         rng.shuffle(pairs)
         out["cold"].append(_mean_us(pairs))
         out["warm"].append(_mean_us(warm))
+        out["cold, run by run"].append(_mean_us(pairs, merged_runs))
+        out["warm, run by run"].append(_mean_us(warm, merged_runs))
     for name, figures in out.items():
         print(f"{name}: {statistics.median(figures):6.1f} µs per merge of {args.keys} new keys "
               f"(min {min(figures):.1f}, max {max(figures):.1f})")

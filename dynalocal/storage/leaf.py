@@ -12,8 +12,9 @@ not a Python object per key and per item; README, RSS per item):
 
 A run of neighbouring items is one slice of `body` (the Query path copies no item on its own), and
 a run of a leaf copied into another is a slice of each buffer (`Builder`; of the keys and the body, a
-view, so their bytes are copied once, by the new leaf's join): merging k changes into a leaf is Python
-work per change and C work (memcpy, offset shifts) per item. Leaves are immutable,
+view, so their bytes are copied once, by the new leaf's join): merging k changes into a leaf run by
+run (`merged_runs`) is Python work per change and C work (memcpy, offset shifts) per item; many
+changes are merged by columns instead (storage.merge). Leaves are immutable,
 so a reader may keep a reference to one (a page, a snapshot) while the partition replaces it.
 
 A point read finds the keys sharing the key's first four bytes by bisection of `heads` in C (stored
@@ -44,7 +45,7 @@ def head(key: bytes) -> int:
     return value if len(key) >= 4 else value << 8 * (4 - len(key))
 
 
-def _heads(keys: list[bytes]) -> Offsets:
+def heads_of(keys: list[bytes]) -> Offsets:
     """`head` of every key, in C when each key has four bytes or more (every stored key has eight)."""
     joined = b"".join(map(_first4, keys))
     if len(joined) != 4 * len(keys):
@@ -92,7 +93,7 @@ class Leaf:
     def of(cls, keys: list[bytes], blobs: list[bytes], sizes: Offsets) -> Leaf:
         """A leaf of these columns (keys sorted and distinct; sizes an array('I') or a list)."""
         body = b",".join(blobs) + b"," if blobs else b""
-        return cls(b"".join(keys), array(COLUMN, accumulate(map(len, keys), initial=0)), _heads(keys), body,
+        return cls(b"".join(keys), array(COLUMN, accumulate(map(len, keys), initial=0)), heads_of(keys), body,
                    array(COLUMN, accumulate(map(_plus_one, map(len, blobs)), initial=0)),
                    sizes if isinstance(sizes, array) else array(COLUMN, sizes))
 
@@ -221,12 +222,13 @@ class Builder:
         return Leaf(b"".join(self._keys), self._ko, self._heads, b"".join(self._body), self._bo, self._sizes)
 
 
-def merged(leaf: Leaf, changes: Sequence[tuple[bytes, Record | None]]) -> Leaf:
+def merged_runs(leaf: Leaf, changes: Sequence[tuple[bytes, Record | None]]) -> Leaf:
     """`leaf` with sorted, distinct changes applied: a record puts (or replaces) its key, None deletes it.
 
     The items between two changes are copied as one run (a view of the keys and the body, copied once
-    by the join; a slice of each column, the offsets shifted in C); the Python work is per change.
-    One function, its loop inlined: this is the cost of a new key (README, The packed store)."""
+    by the join; a slice of each column, the offsets shifted in C); the Python work is per change, so
+    storage.merge takes it only for a few changes (it merges many by columns). One function, its loop
+    inlined (README, The packed store)."""
     keys, ko, heads, body, bo, sizes = leaf.keys, leaf.ko, leaf.heads, leaf.body, leaf.bo, leaf.sizes
     n = len(sizes)
     kview, bview = memoryview(keys), memoryview(body)  # runs are views: copied once, by the join

@@ -10,7 +10,7 @@ was built (key -> record, or None for a delete). Leaf i holds the keys k with bo
 bound[i]; `_bounds[i]` is at least its greatest key (the last leaf's grows with the keys put past
 it). So a point read is two bisections in C and a dict probe; a write is a dict insert; and once a
 leaf has gathered FOLD changes, or an ordered read needs its range, the changes are merged into a
-new leaf (copying the runs between them: Python work per change, C work per item), which is split
+new leaf (storage.merge: by columns in numpy, or run by run for a few changes), which is split
 above 2 * LOAD items and joined with a neighbour below LOAD // 4. An item costs its bytes and ~16
 bytes of offsets and size (README, RSS per item), and an ordered read slices neighbouring items out
 of one buffer (README, Query locality). Callers use only `get`, `spans`, `columns`, `chunks`,
@@ -25,7 +25,8 @@ from itertools import islice
 from operator import itemgetter, lt
 from typing import Any
 
-from dynalocal.storage.leaf import COLUMN, EMPTY, Leaf, Record, joined, merged
+from dynalocal.storage.leaf import COLUMN, EMPTY, Leaf, Record, joined
+from dynalocal.storage.merge import merged
 
 CHUNK = 256  # keys per C-level step of an ordered read
 LOAD = 512  # leaf length: split above 2 * LOAD, joined with a neighbour below LOAD // 4

@@ -6,7 +6,7 @@ import importlib.util
 import random
 from pathlib import Path
 
-from dynalocal.storage.leaf import merged
+from dynalocal.storage.merge import merged
 from dynalocal.storage.partition import FOLD
 
 SCRIPT = Path(__file__).resolve().parents[2] / "bench" / "leaf_merge.py"
