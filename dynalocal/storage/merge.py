@@ -19,7 +19,6 @@ lengths from 0, heads each key's first four bytes.
 from __future__ import annotations
 
 from array import array
-from bisect import bisect_right
 from collections.abc import Sequence
 from operator import itemgetter
 from typing import Any
@@ -61,19 +60,10 @@ def _positions(leaf: Leaf, keys: list[bytes], heads: Any) -> tuple[Any, Any, int
         return pos, found, 0
     shared = np.flatnonzero(leaf_heads.take(pos, mode="clip") == heads).tolist()
     count = 0
-    lk, ko, hl = leaf.keys, leaf.ko, leaf.heads
+    lk, ko = leaf.keys, leaf.ko
     for i in shared:  # an overwrite or a delete, or a key sharing its four bytes with one of the leaf's
-        at = int(pos[i])
-        key, h = keys[i], hl[at]
-        hi = bisect_right(hl, h, at)
-        while at < hi:
-            mid = (at + hi) >> 1
-            if lk[ko[mid]:ko[mid + 1]] < key:
-                at = mid + 1
-            else:
-                hi = mid
-        pos[i] = at
-        if at < n and lk[ko[at]:ko[at + 1]] == key:
+        pos[i] = at = leaf.find(keys[i])
+        if at < n and lk[ko[at]:ko[at + 1]] == keys[i]:
             found[i] = 1
             count += 1
     return pos, found, count
