@@ -60,10 +60,9 @@ def _positions(leaf: Leaf, keys: list[bytes], heads: Any) -> tuple[Any, Any, int
         return pos, found, 0
     shared = np.flatnonzero(leaf_heads.take(pos, mode="clip") == heads).tolist()
     count = 0
-    lk, ko = leaf.keys, leaf.ko
     for i in shared:  # an overwrite or a delete, or a key sharing its four bytes with one of the leaf's
         pos[i] = at = leaf.find(keys[i])
-        if at < n and lk[ko[at]:ko[at + 1]] == keys[i]:
+        if at < n and leaf.key(at) == keys[i]:
             found[i] = 1
             count += 1
     return pos, found, count
@@ -105,8 +104,8 @@ def merged_columns(leaf: Leaf, changes: Changes) -> Leaf:
         puts = records
         blobs = list(map(_first, records))
         commas = [_COMMA] * len(changes)
-    key_buffer, body_buffer = _buffers(leaf, pos, pos + found if count else pos, slot_keys, blobs, commas)
     ko, bo = np.frombuffer(leaf.ko, _U32), np.frombuffer(leaf.bo, _U32)
+    key_buffer, body_buffer = _buffers(leaf, ko, bo, pos, pos + found if count else pos, slot_keys, blobs, commas)
     columns = [np.frombuffer(leaf.heads, _U32), np.frombuffer(leaf.sizes, _U32), np.diff(ko), np.diff(bo)]
     if count:  # the leaf's items the changes replace or delete are dropped; the others keep their order
         keep = np.ones(len(leaf.sizes), bool)
@@ -123,12 +122,12 @@ def merged_columns(leaf: Leaf, changes: Changes) -> Leaf:
                 _column(out_sizes))
 
 
-def _buffers(leaf: Leaf, starts: Any, ends: Any, slot_keys: list[bytes], blobs: list[bytes],
+def _buffers(leaf: Leaf, ko: Any, bo: Any, starts: Any, ends: Any, slot_keys: list[bytes], blobs: list[bytes],
              commas: list[bytes]) -> tuple[bytes, bytes]:
     """The new keys and body buffers: the leaf's runs between changes (views, made in C), each change's
-    key, blob and comma (b"" for a delete) between them. `starts`/`ends`: the leaf index where each
-    change begins and the one after it (after its replaced item, if any)."""
-    ko, bo = np.frombuffer(leaf.ko, _U32), np.frombuffer(leaf.bo, _U32)
+    key, blob and comma (b"" for a delete) between them. `ko`/`bo`: the leaf's offsets as numpy views;
+    `starts`/`ends`: the leaf index where each change begins and the one after it (after its replaced
+    item, if any)."""
     kstart, bstart = ko[starts].tolist(), bo[starts].tolist()
     kend, bend = ko[ends].tolist(), bo[ends].tolist()
     kend.insert(0, 0)
