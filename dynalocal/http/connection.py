@@ -169,15 +169,21 @@ class Connection(asyncio.Protocol):
         ran as they were read (its answer is dropped); other routes are not run for a closed connection."""
         deferred = self._deferred  # kept until all have run: meanwhile nothing queued after them may run
         try:
-            for i, req in enumerate(deferred):
-                if self._blocked():
-                    self._queue.extendleft(reversed(deferred[i:]))
-                    break
-                if not self._closed or req.is_api:
-                    self._run(req)
+            if len(deferred) == 1 and not (self._closed or self._busy or self._write_paused or self._slots):
+                self._run(deferred[0])  # the common case (one request per connection and round), without the loop
+            else:
+                for i, req in enumerate(deferred):
+                    if self._blocked():
+                        self._queue.extendleft(reversed(deferred[i:]))
+                        break
+                    if not self._closed or req.is_api:
+                        self._run(req)
         finally:
             deferred.clear()
-        self._drain()
+        if self._queue or self._read_paused:
+            self._drain()
+        else:  # _drain has nothing to run or resume
+            self._check_idle()
 
     def _check_idle(self) -> None:
         """Once everything received is answered: close if the client or the server is done, else keep alive."""

@@ -190,9 +190,9 @@ class HttpProtocol(Connection):
         url.clear()
         version = parser.get_http_version()
         # The common headers' values, looked up under the names this client uses (see exchange.Request).
-        self._req = req = Request(parser.get_method(), path, raw.copy(), version,
+        self._req = req = Request(parser.get_method(), path, raw, version,
                                   version != "1.0" and parser.should_keep_alive(), *map(raw.get, plan))
-        raw.clear()
+        self._raw = {}  # the request keeps `raw`; `_on_header` fills this one
         self._refusal = None
         self._discard = False
         length = req.content_length
@@ -258,7 +258,7 @@ class HttpProtocol(Connection):
             if answer is not None:
                 self._emit(*self._reply(req, *answer))
                 return
-        if req.is_api:
+        if req.method == b"POST" and (req.url == b"/" or req.url[:2] == b"/?"):  # req.is_api, inlined
             app = self.app
             ctx = req.ctx or app.ctx
             journal = ctx.journal
