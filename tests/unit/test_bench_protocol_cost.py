@@ -40,3 +40,11 @@ def test_every_variant_answers_and_our_protocols_return_the_item() -> None:
         assert status == 200 and b"payload" in body
     finally:
         loop.close()
+
+
+def test_the_program_callgrind_counts_answers_each_variant() -> None:
+    """`--instructions` counts runs of `only`: each must answer its requests (checked there), or the
+    count would be of errors."""
+    protocol_cost = _load()
+    for variant in protocol_cost.VARIANTS:
+        protocol_cost.only(variant, 3)
