@@ -258,7 +258,7 @@ class HttpProtocol(Connection):
             if answer is not None:
                 self._emit(*self._reply(req, *answer))
                 return
-        if req.method == b"POST" and (req.url == b"/" or req.url[:2] == b"/?"):  # req.is_api, inlined
+        if req.is_api:
             app = self.app
             ctx = req.ctx or app.ctx
             journal = ctx.journal
