@@ -9,7 +9,7 @@ densely used anonymous mappings (the object heap; not thread stacks, which are m
 heap has grown by GROWTH since its last pass and then stopped growing for a PERIOD (a bulk load, a
 recovery, a fill that ended): a heap that never stops growing stays as it is. A pass copies only what is
 not huge yet, on this thread, with the GIL released: a one-off ~1-2 ms of CPU per MiB of heap (5 ms to
-look over 500 MiB already done). Measured (README, Performance: *Huge pages*): with one object per item, a
+look over 500 MiB already done). Measured (docs/performance.md, *Huge pages*): with one object per item, a
 Query(100) and a GetItem on a 1M-item table cost 18 % and 14 % less CPU in process; with packed leaves,
 whose few buffers sit on few pages anyway, no gain shows (kept: it costs nothing measurable either).
 

@@ -19,7 +19,8 @@ How a request flows (the plug-in points are marked *):
    engine's code and data stay in the CPU's caches from one request to the next instead of
    alternating with the kernel's network stack; their answers are held (5.) and go out in the next
    pass of the loop, after the poll that gathers the next round, so a loaded server rarely sleeps
-   between rounds. README, Performance: GetItem 71 -> 62 µs of server CPU per request.
+   between rounds. docs/performance.md, *Requests run after the round's reads*: GetItem 71 -> 62 µs
+   of server CPU per request.
 3. `_run`: * every `Hooks.before` plug-in (request decoding, CORS preflight, authentication,
    choice of `request.ctx`) may answer or change the request; then `POST /` is answered
    inline by `app.respond`, synchronously, on the event loop: the same path with or

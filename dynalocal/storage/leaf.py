@@ -1,7 +1,7 @@
 """A packed leaf: a run of items in key order held in a few flat buffers, never changed once built.
 
 Layout of n items (every buffer is one object, so an item costs its bytes and 16 bytes of offsets,
-not a Python object per key and per item; README, RSS per item):
+not a Python object per key and per item; docs/performance.md, *The packed store*):
 
     keys   bytes     the encoded keys, concatenated
     ko     array(I)  n + 1 offsets into `keys`: key i is keys[ko[i]:ko[i + 1]]
@@ -228,7 +228,7 @@ def merged_runs(leaf: Leaf, changes: Sequence[tuple[bytes, Record | None]]) -> L
     The items between two changes are copied as one run (a view of the keys and the body, copied once
     by the join; a slice of each column, the offsets shifted in C); the Python work is per change, so
     storage.merge takes it only for a few changes (it merges many by columns). One function, its loop
-    inlined (README, The packed store)."""
+    inlined (docs/performance.md, *The packed store*)."""
     keys, ko, heads, body, bo, sizes = leaf.keys, leaf.ko, leaf.heads, leaf.body, leaf.bo, leaf.sizes
     n = len(sizes)
     kview, bview = memoryview(keys), memoryview(body)  # runs are views: copied once, by the join

@@ -11,7 +11,7 @@ or the few an ordered read finds). Both ways build the same leaf, byte for byte
   new offsets are one cumulative sum over the item lengths, and the key and body buffers are joined
   from slices made by `map` in C. Python work per change is a few list items; the rest is numpy calls
   (~20 µs whatever the count). `bench/leaf_merge.py`, 128 new keys into 512-1,023 items, cold: 135
-  against 370-390 µs (README, The packed store).
+  against 370-390 µs (docs/performance.md, *The packed store*).
 
 Invariants of the result are a leaf's (storage.leaf): keys sorted and distinct, ko and bo the running
 lengths from 0, heads each key's first four bytes.

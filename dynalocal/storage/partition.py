@@ -12,8 +12,8 @@ it). So a point read is two bisections in C and a dict probe; a write is a dict 
 leaf has gathered FOLD changes, or an ordered read needs its range, the changes are merged into a
 new leaf (storage.merge: by columns in numpy, or run by run for a few changes), which is split
 above 2 * LOAD items and joined with a neighbour below LOAD // 4. An item costs its bytes and ~16
-bytes of offsets and size (README, RSS per item), and an ordered read slices neighbouring items out
-of one buffer (README, Query locality). Callers use only `get`, `spans`, `columns`, `chunks`,
+bytes of offsets and size (docs/performance.md, *The packed store*), and an ordered read slices neighbouring items out
+of one buffer (docs/performance.md, *Query locality*). Callers use only `get`, `spans`, `columns`, `chunks`,
 `range`, `items`, `load`, `load_columns`, `put`, `delete` and `len`.
 """
 from __future__ import annotations
@@ -30,7 +30,7 @@ from dynalocal.storage.merge import merged
 
 CHUNK = 256  # keys per C-level step of an ordered read
 LOAD = 512  # leaf length: split above 2 * LOAD, joined with a neighbour below LOAD // 4
-FOLD = 128  # changes a leaf gathers before they are merged into it (README, The packed store)
+FOLD = 128  # changes a leaf gathers before they are merged into it (docs/performance.md, *The packed store*)
 BULK_SHARE = 8  # a load of more than 1/8 of the partition's keys merges leaf by leaf instead of key by key
 SIZES = COLUMN  # array type of sizes: unsigned 32-bit (an item is at most 400 KB)
 Sizes = Any  # array('I') of item sizes (array is not generic before Python 3.12)
