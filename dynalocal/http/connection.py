@@ -169,7 +169,7 @@ class Connection(asyncio.Protocol):
         ran as they were read (its answer is dropped); other routes are not run for a closed connection."""
         deferred = self._deferred  # kept until all have run: meanwhile nothing queued after them may run
         try:
-            if len(deferred) == 1 and not (self._closed or self._busy or self._write_paused or self._slots):
+            if len(deferred) == 1 and not self._closed and not self._blocked():
                 self._run(deferred[0])  # the common case (one request per connection and round), without the loop
             else:
                 for i, req in enumerate(deferred):
